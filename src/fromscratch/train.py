@@ -1,0 +1,279 @@
+"""The one training loop of the course (chapters 01, 06, 07 and later).
+
+``train(model, batches, loss_fn, config, device=...)`` runs AdamW with a linear warm-up and a linear
+decay to zero, on the GPU when there is one (with automatic mixed precision: bf16 where the GPU
+supports it, else fp16 with a gradient scaler), with gradient clipping and accumulation, a
+``tqdm`` progress bar showing the live loss, periodic evaluation, and atomic checkpoints.
+
+``resume=True`` continues an interrupted run exactly where its last checkpoint left it: the model,
+optimiser, schedule, scaler, history and random number generators are restored, and the data
+iterator is rebuilt from the random state it had when it was created, then advanced past the batches
+already used. This is exact for a ``DataLoader`` (its shuffle is drawn when the iterator is made)
+and for any iterator that, like ``fromscratch.data.enwik8``, draws its randomness from a
+``torch.Generator`` seeded when it is created.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+from tqdm.auto import tqdm
+
+Batch = Any
+
+
+@dataclass
+class TrainConfig:
+    """How long and how to train; ``steps`` (optimiser steps) or ``epochs`` (passes over the data)."""
+
+    steps: int | None = None  # optimiser steps; wins over epochs
+    epochs: float | None = None  # passes over `batches` (needs len(batches))
+    lr: float = 1e-3  # peak learning rate, reached after the warm-up
+    warmup_steps: int = 0  # linear warm-up from 0 to lr
+    decay: bool = True  # linear decay from lr to 0 at the last step (False: constant after warm-up)
+    weight_decay: float = 0.0  # AdamW's decoupled weight decay
+    betas: tuple[float, float] = (0.9, 0.999)
+    grad_clip: float | None = 1.0  # clip the gradient norm to this (None: no clipping)
+    accumulate: int = 1  # batches per optimiser step (gradient accumulation)
+    amp: bool = True  # mixed precision on CUDA (ignored on CPU and MPS)
+    eval_every: int | None = None  # steps between evaluations (None: only at the end)
+    checkpoint: str | Path | None = None  # file for atomic checkpoints (None: no checkpoints)
+    checkpoint_every: int | None = None  # steps between checkpoints (None: at evaluations and the end)
+    resume: bool = False  # continue from `checkpoint` if it exists
+    progress: bool = True  # show a tqdm progress bar
+
+
+class History:
+    """What happened during training: one row per step (step, loss, lr) and one per evaluation."""
+
+    def __init__(self, rows: list[dict[str, float]] | None = None):
+        self.rows: list[dict[str, float]] = rows or []
+
+    def series(self, key: str) -> tuple[list[float], list[float]]:
+        """``(steps, values)`` of every row that has ``key``."""
+        rows = [r for r in self.rows if key in r]
+        return [r["step"] for r in rows], [r[key] for r in rows]
+
+    def last(self, key: str) -> float:
+        """The most recent value of ``key`` (e.g. ``history.last("accuracy")``)."""
+        values = self.series(key)[1]
+        if not values:
+            raise KeyError(f"No row has {key!r}; keys seen: {sorted({k for r in self.rows for k in r})}")
+        return values[-1]
+
+    def plot(self, metrics: Iterable[str] | None = None, *, smooth: int = 20, loss_label: str = "training loss"):
+        """Learning curves: the smoothed training loss, and each evaluation metric in its own panel."""
+        import matplotlib.pyplot as plt
+
+        if metrics is None:
+            metrics = sorted({k for r in self.rows for k in r} - {"step", "loss", "lr"})
+        metrics = list(metrics)
+        fig, axes = plt.subplots(1, 1 + len(metrics), figsize=(5 * (1 + len(metrics)), 3.5), squeeze=False)
+        steps, losses = self.series("loss")
+        kernel = max(1, min(smooth, len(losses) // 5 or 1))
+        smoothed = np.convolve(losses, np.ones(kernel) / kernel, mode="valid") if losses else []
+        axes[0, 0].plot(steps, losses, alpha=0.25, label="per step")
+        axes[0, 0].plot(steps[kernel - 1:], smoothed, label=f"mean of {kernel}")
+        axes[0, 0].set(xlabel="step", ylabel=loss_label, title=loss_label)
+        axes[0, 0].legend()
+        for ax, key in zip(axes[0, 1:], metrics):
+            xs, ys = self.series(key)
+            ax.plot(xs, ys, marker="o")
+            ax.set(xlabel="step", ylabel=key, title=key)
+        fig.tight_layout()
+        return fig
+
+    def __repr__(self) -> str:
+        return f"History({len(self.rows)} rows)"
+
+
+def to_device(batch: Batch, device: torch.device | str) -> Batch:
+    """Move every tensor in a (nested) tuple, list or dict to ``device``."""
+    if isinstance(batch, torch.Tensor):
+        return batch.to(device, non_blocking=True)
+    if isinstance(batch, (list, tuple)):
+        return type(batch)(to_device(b, device) for b in batch)
+    if isinstance(batch, dict):
+        return {k: to_device(v, device) for k, v in batch.items()}
+    return batch
+
+
+def lr_factor(step: int, warmup_steps: int, total_steps: int, decay: bool = True) -> float:
+    """The schedule: linear warm-up over ``warmup_steps``, then a linear decay to 0 at ``total_steps``."""
+    if step < warmup_steps:
+        return (step + 1) / warmup_steps
+    if not decay:
+        return 1.0
+    return max(0.0, (total_steps - step) / max(1, total_steps - warmup_steps))
+
+
+def _rng_state() -> dict[str, Any]:
+    np_state = np.random.get_state()
+    return {
+        "python": random.getstate(),
+        "numpy": (np_state[0], torch.from_numpy(np_state[1].astype(np.int64)), *np_state[2:]),
+        "torch": torch.get_rng_state(),
+        "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
+    }
+
+
+def _set_rng_state(state: dict[str, Any]) -> None:
+    random.setstate(state["python"])
+    name, keys, *rest = state["numpy"]
+    np.random.set_state((name, keys.numpy().astype(np.uint32), *rest))
+    torch.set_rng_state(state["torch"])
+    if state["cuda"] and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
+
+
+def save_checkpoint(path: str | Path, state: dict[str, Any]) -> None:
+    """Write ``state`` with ``torch.save`` atomically: to a temporary file, then renamed over ``path``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    torch.save(state, tmp)
+    os.replace(tmp, path)
+
+
+def load_checkpoint(path: str | Path, map_location: torch.device | str = "cpu") -> dict[str, Any]:
+    """Read a checkpoint written by ``save_checkpoint`` (tensors and plain data only)."""
+    return torch.load(path, map_location=map_location, weights_only=True)
+
+
+def _amp_dtype(device: torch.device, enabled: bool) -> torch.dtype | None:
+    if not enabled or device.type != "cuda":
+        return None
+    return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+
+
+def _total_steps(config: TrainConfig, batches: Iterable[Batch] | Callable[[], Iterator[Batch]]) -> int:
+    if config.steps is not None:
+        return config.steps
+    if config.epochs is None:
+        raise ValueError("Say how long to train: TrainConfig(steps=...) or TrainConfig(epochs=...).")
+    try:
+        per_epoch = len(batches)  # type: ignore[arg-type]
+    except TypeError:
+        raise ValueError("TrainConfig(epochs=...) needs batches with a length (a DataLoader or a list); "
+                         "for an endless stream of batches, give steps=... instead.") from None
+    return max(1, math.ceil(config.epochs * per_epoch / config.accumulate))
+
+
+def train(model: nn.Module, batches: Iterable[Batch] | Callable[[], Iterator[Batch]],
+          loss_fn: Callable[[nn.Module, Batch], torch.Tensor], config: TrainConfig, *,
+          device: torch.device | str = "cpu",
+          evaluate: Callable[[nn.Module], dict[str, float]] | None = None) -> History:
+    """Train ``model`` in place and return its :class:`History`.
+
+    batches: an iterable of batches (a ``DataLoader``, a list), or a function returning a fresh
+        iterator; it is iterated again whenever it runs out. Each batch is moved to ``device``.
+    loss_fn: ``loss_fn(model, batch)`` returns the scalar loss of one batch.
+    evaluate: ``evaluate(model)`` returns metrics, e.g. ``{"accuracy": 0.87}``; it runs in eval mode
+        without gradients every ``config.eval_every`` steps and at the end.
+    """
+    device = torch.device(device)
+    model.to(device)
+    total = _total_steps(config, batches)
+    decay, no_decay = [], []
+    for p in model.parameters():
+        if p.requires_grad:
+            (decay if p.dim() >= 2 else no_decay).append(p)  # no weight decay on biases and norms
+    optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": config.weight_decay},
+                                   {"params": no_decay, "weight_decay": 0.0}], lr=config.lr, betas=config.betas)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: lr_factor(s, config.warmup_steps, total, config.decay))
+    amp_dtype = _amp_dtype(device, config.amp)
+    scaler = torch.amp.GradScaler("cuda", enabled=amp_dtype == torch.float16)
+    history = History()
+    step, used, epoch_rng = 0, 0, _rng_state()  # `used`: batches taken from the current iterator
+
+    if config.resume and config.checkpoint and Path(config.checkpoint).exists():
+        state = load_checkpoint(config.checkpoint)  # on the CPU; RNG states must stay there
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        scheduler.load_state_dict(state["scheduler"])
+        scaler.load_state_dict(state["scaler"])
+        history = History(state["history"])
+        step, used, epoch_rng = state["step"], state["used"], state["epoch_rng"]
+        _set_rng_state(epoch_rng)
+        iterator = _fresh_iterator(batches)
+        for _ in range(used):
+            next(iterator)
+        _set_rng_state(state["rng"])
+    else:
+        iterator = _fresh_iterator(batches)
+
+    def checkpoint() -> None:
+        if config.checkpoint:
+            save_checkpoint(config.checkpoint, {
+                "model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                "scheduler": scheduler.state_dict(), "scaler": scaler.state_dict(),
+                "history": history.rows, "step": step, "used": used, "epoch_rng": epoch_rng,
+                "rng": _rng_state(), "config": {k: str(v) for k, v in asdict(config).items()}})
+
+    def run_evaluation() -> None:
+        if evaluate is None:
+            return
+        model.eval()
+        with torch.no_grad(), torch.autocast(device.type, dtype=amp_dtype, enabled=amp_dtype is not None):
+            metrics = evaluate(model)
+        model.train()
+        history.rows.append({"step": step, **{k: float(v) for k, v in metrics.items()}})
+
+    model.train()
+    bar = tqdm(total=total, initial=step, disable=not config.progress, desc="training", unit="step")
+    smoothed = None
+    while step < total:
+        optimizer.zero_grad(set_to_none=True)
+        step_loss = 0.0
+        for _ in range(config.accumulate):
+            try:
+                batch = next(iterator)
+            except StopIteration:  # a new epoch: remember the random state its order comes from
+                epoch_rng, used = _rng_state(), 0
+                iterator = _fresh_iterator(batches)
+                batch = next(iterator)
+            used += 1
+            with torch.autocast(device.type, dtype=amp_dtype, enabled=amp_dtype is not None):
+                loss = loss_fn(model, to_device(batch, device)) / config.accumulate
+            scaler.scale(loss).backward()
+            step_loss += loss.item()
+        if config.grad_clip is not None:
+            scaler.unscale_(optimizer)
+            nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
+        scaler.step(optimizer)
+        scaler.update()
+        history.rows.append({"step": step + 1, "loss": step_loss, "lr": scheduler.get_last_lr()[0]})
+        scheduler.step()
+        step += 1
+        smoothed = step_loss if smoothed is None else 0.95 * smoothed + 0.05 * step_loss
+        bar.set_postfix(loss=f"{smoothed:.4f}", lr=f"{history.rows[-1]['lr']:.2e}", refresh=False)
+        bar.update(1)
+        if not math.isfinite(step_loss):
+            bar.close()
+            raise FloatingPointError(f"The loss became {step_loss} at step {step}; lower the learning rate "
+                                     f"(now {config.lr}) or raise the warm-up (now {config.warmup_steps} steps).")
+        evaluating = config.eval_every is not None and step % config.eval_every == 0 and step < total
+        if evaluating:
+            run_evaluation()
+        every = config.checkpoint_every
+        if (every is not None and step % every == 0) or (every is None and evaluating):
+            checkpoint()
+    bar.close()
+    if not history.rows or history.rows[-1].get("step") != step or "loss" in history.rows[-1]:
+        run_evaluation()
+    checkpoint()
+    return history
+
+
+def _fresh_iterator(batches: Iterable[Batch] | Callable[[], Iterator[Batch]]) -> Iterator[Batch]:
+    return iter(batches()) if callable(batches) else iter(batches)

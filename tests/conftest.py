@@ -1,0 +1,26 @@
+"""Shared test fixtures: the offline data mirror and a hermetic data cache."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture
+def mirror() -> Path:
+    """The offline mirror of the real datasets ($FROMSCRATCH_MIRROR); skip when it is not set."""
+    path = os.environ.get("FROMSCRATCH_MIRROR")
+    if not path or not (Path(path) / "SHA256SUMS").is_file():
+        pytest.skip("set FROMSCRATCH_MIRROR to a directory with the course datasets (CI: ../shared/data)")
+    return Path(path)
+
+
+@pytest.fixture
+def empty_data_env(tmp_path, monkeypatch) -> Path:
+    """A fresh, empty cache and no mirror: what a new machine without the datasets has."""
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("FROMSCRATCH_DATA", str(cache))
+    monkeypatch.delenv("FROMSCRATCH_MIRROR", raising=False)
+    return cache

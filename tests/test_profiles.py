@@ -1,0 +1,52 @@
+"""Run profiles: automatic choice, the environment override, and a clear error for a bad name."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from fromscratch import profiles
+
+
+@pytest.mark.parametrize("name", profiles.PROFILE_NAMES)
+def test_env_override_picks_that_profile(monkeypatch, name):
+    monkeypatch.setenv("FROMSCRATCH_PROFILE", name)
+    assert profiles.profile().name == name
+
+
+def test_auto_detects_gpu_or_cpu(monkeypatch):
+    monkeypatch.delenv("FROMSCRATCH_PROFILE", raising=False)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert profiles.profile().name == "gpu"
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert profiles.profile().name == "cpu"
+
+
+def test_override_is_case_and_space_tolerant(monkeypatch):
+    monkeypatch.setenv("FROMSCRATCH_PROFILE", " Smoke ")
+    assert profiles.profile().name == "smoke"
+
+
+def test_unknown_profile_is_a_clear_error(monkeypatch):
+    monkeypatch.setenv("FROMSCRATCH_PROFILE", "laptop")
+    with pytest.raises(ValueError, match=r"Unknown run profile 'laptop'.*smoke, cpu, gpu"):
+        profiles.profile()
+
+
+def test_profiles_grow_from_smoke_to_gpu():
+    smoke, cpu, gpu = (profiles.get_profile(n) for n in profiles.PROFILE_NAMES)
+    assert smoke.imdb.emb <= cpu.imdb.emb <= gpu.imdb.emb
+    assert smoke.enwik8.context <= cpu.enwik8.context <= gpu.enwik8.context
+    assert (gpu.imdb.depth, gpu.imdb.max_len, gpu.imdb.emb, gpu.imdb.heads) == (6, 512, 128, 8)  # the blog's
+    assert (gpu.enwik8.depth, gpu.enwik8.emb, gpu.enwik8.context, gpu.enwik8.batch_size) == (12, 256, 256, 32)
+
+
+def test_setup_seeds_and_reports(monkeypatch, capsys):
+    monkeypatch.setenv("FROMSCRATCH_PROFILE", "smoke")
+    device, prof = profiles.setup(seed=7)
+    first = torch.rand(3)
+    profiles.setup(seed=7)
+    torch.testing.assert_close(torch.rand(3), first)
+    out = capsys.readouterr().out
+    assert f"device={device.type}" in out and "profile=smoke" in out and torch.__version__ in out
+    assert prof.name == "smoke"

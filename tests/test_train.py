@@ -1,0 +1,124 @@
+"""The training loop: it learns, its schedule is right, and an interrupted run resumes exactly."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+
+from fromscratch.train import History, TrainConfig, load_checkpoint, lr_factor, train
+
+
+def make_problem(seed: int = 0):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(256, 8, generator=g)
+    y = x @ torch.randn(8, 1, generator=g) + 0.01 * torch.randn(256, 1, generator=g)
+    return TensorDataset(x, y)
+
+
+def mse(model, batch):
+    x, y = batch
+    return nn.functional.mse_loss(model(x), y)
+
+
+def make_model(seed: int = 0) -> nn.Module:
+    torch.manual_seed(seed)
+    return nn.Sequential(nn.Linear(8, 16), nn.Dropout(0.1), nn.ReLU(), nn.Linear(16, 1))
+
+
+def test_loss_falls_and_history_records_evaluations():
+    model = make_model()
+    loader = DataLoader(make_problem(), batch_size=32, shuffle=True)
+    evaluate = lambda m: {"val_mse": float(mse(m, make_problem()[:]))}  # noqa: E731
+    history = train(model, loader, mse, TrainConfig(epochs=20, lr=1e-2, eval_every=40, progress=False),
+                    evaluate=evaluate)
+    steps, losses = history.series("loss")
+    assert len(steps) == 20 * 8
+    assert sum(losses[-8:]) / 8 < 0.2 * sum(losses[:8]) / 8
+    eval_steps, _ = history.series("val_mse")
+    assert eval_steps == [40, 80, 120, 160]
+    assert history.last("val_mse") < 0.1
+
+
+def test_schedule_warms_up_then_decays_to_zero():
+    factors = [lr_factor(s, warmup_steps=4, total_steps=10) for s in range(10)]
+    assert factors[:4] == [0.25, 0.5, 0.75, 1.0]
+    assert factors[4] == 1.0 and factors[-1] == pytest.approx(1 / 6)
+    assert all(a >= b for a, b in zip(factors[3:], factors[4:]))
+    assert lr_factor(10, 4, 10) == 0.0
+
+
+def test_accumulation_equals_one_big_batch():
+    data = make_problem()
+    big, small = make_model(), make_model()
+    big[1].p = small[1].p = 0.0  # no dropout: the two runs must see identical computations
+    train(big, DataLoader(data, batch_size=64), mse, TrainConfig(steps=4, lr=1e-2, progress=False))
+    train(small, DataLoader(data, batch_size=32), mse, TrainConfig(steps=4, lr=1e-2, accumulate=2, progress=False))
+    for a, b in zip(big.parameters(), small.parameters()):
+        torch.testing.assert_close(a, b, atol=1e-6, rtol=1e-5)
+
+
+class Interrupt(Exception):
+    pass
+
+
+def test_interrupted_and_resumed_equals_uninterrupted(tmp_path):
+    config = dict(steps=30, lr=1e-2, warmup_steps=5, checkpoint_every=7, progress=False)
+    loader = DataLoader(make_problem(), batch_size=48, shuffle=True)  # 6 batches: epochs roll over
+
+    torch.manual_seed(123)
+    reference = make_model()
+    ref_history = train(reference, loader, mse, TrainConfig(**config, checkpoint=tmp_path / "ref.pt"))
+
+    calls = 0
+
+    def crashing_loss(model, batch):
+        nonlocal calls
+        calls += 1
+        if calls == 17:  # in the middle of step 17, after the checkpoint at step 14
+            raise Interrupt
+        return mse(model, batch)
+
+    torch.manual_seed(123)
+    model = make_model()
+    ckpt = tmp_path / "run.pt"
+    with pytest.raises(Interrupt):
+        train(model, loader, crashing_loss, TrainConfig(**config, checkpoint=ckpt))
+    assert load_checkpoint(ckpt)["step"] == 14
+
+    torch.manual_seed(999)  # a fresh process: other random state, fresh weights
+    resumed = make_model(seed=5)
+    history = train(resumed, loader, mse, TrainConfig(**config, checkpoint=ckpt, resume=True))
+
+    for a, b in zip(reference.parameters(), resumed.parameters()):
+        torch.testing.assert_close(a, b, atol=0, rtol=0)
+    assert history.rows == ref_history.rows
+    assert not list(tmp_path.glob(".*tmp*")), "no temporary checkpoint file may be left behind"
+
+
+def test_resuming_a_finished_run_trains_no_more(tmp_path):
+    model = make_model()
+    loader = DataLoader(make_problem(), batch_size=32)
+    cfg = TrainConfig(steps=5, checkpoint=tmp_path / "c.pt", resume=True, progress=False)
+    first = train(model, loader, mse, cfg)
+    before = [p.clone() for p in model.parameters()]
+    again = train(model, loader, mse, cfg)
+    assert again.rows == first.rows
+    for a, b in zip(before, model.parameters()):
+        torch.testing.assert_close(a, b)
+
+
+def test_clear_errors():
+    with pytest.raises(ValueError, match="Say how long to train"):
+        train(make_model(), [], mse, TrainConfig(progress=False))
+    with pytest.raises(ValueError, match="endless stream"):
+        train(make_model(), lambda: iter([]), mse, TrainConfig(epochs=1, progress=False))
+
+
+def test_history_plot_draws_each_metric():
+    history = History([{"step": 1, "loss": 1.0, "lr": 0.1}, {"step": 2, "loss": 0.5, "lr": 0.1},
+                       {"step": 2, "accuracy": 0.7}])
+    fig = history.plot()
+    assert len(fig.axes) == 2
+    assert history.last("accuracy") == 0.7
