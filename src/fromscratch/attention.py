@@ -1,0 +1,239 @@
+"""Self-attention, from a parameter-free weighted average to multi-head attention (chapters 02-04).
+
+Chapter 02 builds ``basic_self_attention``; chapter 03 adds queries, keys, values, the scale
+``1/sqrt(d)`` and masks (``scaled_dot_product_attention``, ``causal_mask``, ``padding_mask``);
+chapter 04 assembles ``SelfAttention``, multi-head attention in the three forms the blog went
+through ("standard", "wide", "narrow").
+
+Shape legend (the blog's letters): ``b`` batch, ``t`` length (``tq``/``tk`` when they differ),
+``e`` embedding, ``h`` heads, ``s = e // h`` the width of one head, ``d`` any head width.
+
+The mask convention, once for the whole course: a mask is a **boolean** tensor and **True means
+"may attend"** (PyTorch's meaning for a boolean ``attn_mask``). Blocked scores become ``-inf``
+before the softmax; a query whose keys are *all* blocked gets all-zero weights and a zero output,
+never NaN, in the forward and the backward pass.
+
+References: Bloem, "Transformers from scratch" (2019); Vaswani et al., "Attention is all you
+need" (2017).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+__all__ = ["basic_self_attention", "scaled_dot_product_attention", "causal_mask", "padding_mask",
+           "SelfAttention", "KINDS"]
+
+KINDS = ("standard", "wide", "narrow")
+
+
+# --- masks -----------------------------------------------------------------------------------------
+def causal_mask(t: int, device: torch.device | str | None = None) -> Tensor:
+    """The causal pattern (chapter 03): query ``i`` may attend to keys ``0..i`` only.
+
+    Returns a bool ``(t, t)`` tensor, True on and below the diagonal.
+    """
+    return torch.ones(t, t, dtype=torch.bool, device=device).tril()
+
+
+def padding_mask(lengths: Tensor, t: int) -> Tensor:
+    """A key-padding mask from sequence lengths (chapter 03): True for real tokens, False for padding.
+
+    lengths: int ``(b,)``, each in ``0..t``. Returns a bool ``(b, t)`` tensor whose row ``j`` is
+    True at positions ``< lengths[j]``. ``SelfAttention`` reads a ``(b, t)`` mask as exactly this.
+    """
+    lengths = torch.as_tensor(lengths)
+    if lengths.dim() != 1:
+        raise ValueError(f"lengths must be 1-D (b,), got shape {tuple(lengths.shape)}; pass one length per sequence.")
+    if len(lengths) and (lengths.min() < 0 or lengths.max() > t):
+        raise ValueError(f"lengths must lie in 0..{t} (t={t}); got min {int(lengths.min())}, max {int(lengths.max())}.")
+    return torch.arange(t, device=lengths.device) < lengths[:, None]  # (b, t)
+
+
+def _check_mask(mask: Tensor, target: tuple[int, ...], accepted: str) -> None:
+    """Raise a ValueError unless ``mask`` is boolean and broadcasts to the ``target`` shape."""
+    if mask.dtype != torch.bool:
+        raise ValueError(f"mask must be boolean (True = may attend), got dtype {mask.dtype}; "
+                         f"convert it with mask.bool() or build it with causal_mask / padding_mask.")
+    try:
+        fits = torch.broadcast_shapes(mask.shape, target) == torch.Size(target)
+    except RuntimeError:
+        fits = False
+    if not fits:
+        raise ValueError(f"mask of shape {tuple(mask.shape)} does not broadcast to {tuple(target)}; "
+                         f"expected {accepted}.")
+
+
+# --- chapter 02: attention without parameters ------------------------------------------------------
+def basic_self_attention(x: Tensor) -> Tensor:
+    """Basic self-attention (chapter 02): every output is a weighted average of all inputs.
+
+    ``y_i = sum_j w_ij x_j`` with ``w_ij = softmax_j(x_i . x_j)``, i.e. ``softmax(x xᵀ) x``.
+    No parameters. x: ``(b, t, e)``. Returns ``(b, t, e)``.
+    """
+    if x.dim() != 3:
+        raise ValueError(f"x must have shape (b, t, e), got {tuple(x.shape)}; add a batch dimension with x[None].")
+    raw = x @ x.transpose(1, 2)  # (b, t, t): raw[b, i, j] = x_i . x_j
+    weights = torch.softmax(raw, dim=2)  # (b, t, t), each row sums to 1
+    return weights @ x  # (b, t, e)
+
+
+# --- chapter 03: queries, keys, values, scaling and masks ------------------------------------------
+def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
+    """Scaled dot-product attention, written out (chapter 03): ``softmax(q kᵀ / sqrt(d)) v``.
+
+    q: ``(..., tq, d)``; k: ``(..., tk, d)``; v: ``(..., tk, dv)``, with the same leading dims.
+    mask: bool, True = may attend, broadcastable to ``(..., tq, tk)``; None lets every query see
+    every key. Returns ``out (..., tq, dv)`` and ``weights (..., tq, tk)`` (rows sum to 1, or are
+    all zero where a query may attend to no key).
+    """
+    if q.dim() < 2 or k.dim() != q.dim() or v.dim() != q.dim():
+        raise ValueError(f"q, k, v must have the same number of dims (>= 2): (..., tq, d), (..., tk, d), "
+                         f"(..., tk, dv); got {tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}.")
+    if q.shape[:-2] != k.shape[:-2] or k.shape[:-1] != v.shape[:-1] or q.shape[-1] != k.shape[-1]:
+        raise ValueError(f"expected q (..., tq, d), k (..., tk, d), v (..., tk, dv) with equal leading dims, "
+                         f"equal d and equal tk; got {tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}.")
+    d = q.size(-1)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(d)  # (..., tq, tk)
+    if mask is not None:
+        _check_mask(mask, tuple(scores.shape), "a bool mask broadcastable to (..., tq, tk)")
+        scores = scores.masked_fill(~mask, float("-inf"))
+        # A row with no allowed key would be softmax(-inf, ..., -inf) = NaN. Give it finite
+        # placeholder scores, then zero its weights: no NaN anywhere, forward or backward.
+        has_key = mask.any(dim=-1, keepdim=True)  # (..., tq, 1)
+        scores = scores.masked_fill(~has_key, 0.0)
+    weights = torch.softmax(scores, dim=-1)  # (..., tq, tk)
+    if mask is not None:
+        weights = weights.masked_fill(~has_key, 0.0)
+    return weights @ v, weights  # (..., tq, dv), (..., tq, tk)
+
+
+# --- chapter 04: multi-head self-attention ---------------------------------------------------------
+class ChunkedLinear(nn.Module):
+    """``h`` independent linear maps, map ``j`` applied to chunk ``j`` of the input (chapter 04).
+
+    The "narrow" heads' projections: a block-diagonal ``(e, e)`` matrix stored as its ``h`` blocks.
+    ``weight``: ``(h, s, s)``, ``(out, in)`` per head as in ``nn.Linear``. x: ``(..., e)`` -> ``(..., e)``.
+    """
+
+    def __init__(self, emb: int, heads: int) -> None:
+        super().__init__()
+        self.heads, s = heads, emb // heads
+        bound = 1 / math.sqrt(s)  # nn.Linear's default initialisation for an s -> s map
+        self.weight = nn.Parameter(torch.empty(heads, s, s).uniform_(-bound, bound))
+
+    def forward(self, x: Tensor) -> Tensor:
+        chunks = x.unflatten(-1, (self.heads, -1))  # (..., h, s)
+        return torch.einsum("...hi,hoi->...ho", chunks, self.weight).flatten(-2)  # (..., e)
+
+
+class SelfAttention(nn.Module):
+    """Multi-head self-attention (chapter 04) in the blog's three forms.
+
+    - ``kind="standard"``: project ``e -> e`` for queries, keys and values, then split each into
+      ``h`` heads of width ``s = e // h`` (the form of ``nn.MultiheadAttention`` and modern models).
+    - ``kind="wide"``: every head gets full-width queries, keys and values (``e -> e·h``).
+    - ``kind="narrow"``: cut the *input* into ``h`` chunks of ``s``; head ``j`` sees chunk ``j``
+      only, through its own ``(s, s)`` projections.
+
+    The heads' outputs are concatenated and mixed back to ``e`` by ``unify_heads``. Scores are
+    scaled by ``1/sqrt(head width)``: ``s`` for standard and narrow, ``e`` for wide. Query, key and
+    value projections have no bias unless ``qkv_bias=True`` (the blog's choice; GPT-2 and BERT
+    use biases); ``unify_heads`` has one.
+
+    ``causal=True`` lets position ``i`` attend to positions ``<= i`` only (chapter 07).
+    """
+
+    def __init__(self, emb: int, heads: int = 8, kind: str = "standard", causal: bool = False, *,
+                 qkv_bias: bool = False) -> None:
+        super().__init__()
+        if kind not in KINDS:
+            raise ValueError(f"kind must be one of {', '.join(KINDS)}; got {kind!r}.")
+        if emb <= 0 or heads <= 0:
+            raise ValueError(f"emb and heads must be positive; got emb={emb}, heads={heads}.")
+        if kind != "wide" and emb % heads != 0:
+            raise ValueError(f"emb={emb} is not divisible by heads={heads}; {kind!r} heads have width emb // heads. "
+                             f"Pick heads dividing emb, or kind='wide'.")
+        self.emb, self.heads, self.kind, self.causal = emb, heads, kind, causal
+        self.head_dim = emb if kind == "wide" else emb // heads  # d: the width of one head
+        inner = self.head_dim * heads  # e·h for wide, e otherwise
+        if kind == "narrow":
+            if qkv_bias:
+                raise ValueError("kind='narrow' has no query/key/value biases; use qkv_bias=False.")
+            self.to_queries, self.to_keys, self.to_values = (ChunkedLinear(emb, heads) for _ in range(3))
+        else:
+            self.to_queries = nn.Linear(emb, inner, bias=qkv_bias)
+            self.to_keys = nn.Linear(emb, inner, bias=qkv_bias)
+            self.to_values = nn.Linear(emb, inner, bias=qkv_bias)
+        self.unify_heads = nn.Linear(inner, emb)
+
+    def extra_repr(self) -> str:
+        return f"emb={self.emb}, heads={self.heads}, kind={self.kind!r}, causal={self.causal}"
+
+    def _mask(self, mask: Tensor | None, b: int, t: int, device: torch.device) -> Tensor | None:
+        """Bring ``mask`` (and the causal pattern) to a bool tensor broadcastable to ``(b, h, t, t)``."""
+        if mask is not None:
+            mask = mask.to(device)
+            if mask.dim() == 2 and mask.shape == (b, t):
+                mask = mask[:, None, None, :]  # (b, 1, 1, t): key padding, same for every query
+            elif mask.dim() == 2:
+                mask = mask[None, None]  # (1, 1, t, t): one pattern for the whole batch
+            elif mask.dim() == 3:
+                mask = mask[:, None]  # (b, 1, t, t): one pattern per sequence
+            elif mask.dim() != 4:
+                mask = mask[None]  # a 1-D or 5-D mask fails the check below
+            _check_mask(mask, (b, self.heads, t, t), f"a key-padding mask (b, t) = {(b, t)}, or a pattern "
+                        f"(t, t), (b, t, t) or (b, h, t, t), each dim possibly 1; b={b}, h={self.heads}, t={t}")
+        if self.causal:
+            pattern = causal_mask(t, device)  # (t, t)
+            mask = pattern if mask is None else mask & pattern  # (b|1, h|1, t, t)
+        return mask
+
+    def forward(self, x: Tensor, mask: Tensor | None = None, return_attention: bool = False):
+        """x: ``(b, t, e)``. Returns ``(b, t, e)``; with ``return_attention=True`` returns
+        ``(out, weights)`` with weights ``(b, h, t, t)`` (the explicit teaching path).
+
+        mask (bool, True = may attend) may have shape
+
+        - ``(b, t)``: a **key-padding** mask: ``mask[j, k]`` False hides key ``k`` of sequence ``j``
+          from every query (``padding_mask(lengths, t)`` builds it). A 2-D mask of shape ``(b, t)``
+          is always read this way, also when ``b == t``;
+        - ``(t, t)``: one ``(query, key)`` pattern for all sequences and heads (when ``b == t``,
+          write it as ``(1, t, t)`` so it is not read as key padding);
+        - ``(b, t, t)`` or ``(b, h, t, t)``: a pattern per sequence (per head); any dim may be 1.
+
+        With ``causal=True`` the causal pattern is combined (and) with ``mask``. Without weights
+        requested, ``F.scaled_dot_product_attention`` runs (the fast path); the output is the same.
+        A query that may attend to no key gets a zero attention output, so its final output is
+        ``unify_heads``' bias; its gradients are zero, never NaN.
+        """
+        if x.dim() != 3 or x.size(-1) != self.emb:
+            raise ValueError(f"x must have shape (b, t, e) with e={self.emb}, got {tuple(x.shape)}.")
+        b, t, e = x.shape
+        h, d = self.heads, self.head_dim
+        only_causal = mask is None and self.causal  # the fused kernels have a faster causal mode
+        mask = self._mask(mask, b, t, x.device)
+
+        q = self.to_queries(x).view(b, t, h, d).transpose(1, 2)  # (b, h, t, d)
+        k = self.to_keys(x).view(b, t, h, d).transpose(1, 2)  # (b, h, t, d)
+        v = self.to_values(x).view(b, t, h, d).transpose(1, 2)  # (b, h, t, d)
+
+        if return_attention:
+            out, weights = scaled_dot_product_attention(q, k, v, mask)  # (b, h, t, d), (b, h, t, t)
+            assert weights.shape == (b, h, t, t)
+        elif mask is None or only_causal:
+            out = F.scaled_dot_product_attention(q, k, v, is_causal=only_causal)  # (b, h, t, d)
+        else:
+            # Depending on version and backend, the fused kernel may return NaN for a query with no
+            # allowed key: let such rows see every key, then zero their output (and its gradient).
+            has_key = mask.any(dim=-1, keepdim=True)  # (b|1, h|1, t, 1)
+            out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask | ~has_key)  # (b, h, t, d)
+            out = out.masked_fill(~has_key, 0.0)
+
+        out = out.transpose(1, 2).reshape(b, t, h * d)  # (b, t, h·d): heads side by side
+        out = self.unify_heads(out)  # (b, t, e)
+        return (out, weights) if return_attention else out

@@ -1,0 +1,274 @@
+"""Tests of fromscratch.attention against PyTorch's own attention (oracles) and its promises."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from torch.testing import assert_close
+
+from fromscratch.attention import (KINDS, SelfAttention, basic_self_attention, causal_mask, padding_mask,
+                                   scaled_dot_product_attention)
+
+SETTINGS = settings(max_examples=40, deadline=None, derandomize=True, database=None)
+
+
+# --- basic self-attention and the helpers ----------------------------------------------------------
+def test_basic_self_attention_is_softmax_x_xt_x():
+    x = torch.tensor([[[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]]])  # (1, 3, 2)
+    weights = torch.softmax(x[0] @ x[0].T, dim=1)
+    expected = torch.stack([sum(weights[i, j] * x[0, j] for j in range(3)) for i in range(3)])  # a loop
+    assert_close(basic_self_attention(x), expected[None])
+
+
+def test_basic_self_attention_rejects_2d_input():
+    with pytest.raises(ValueError, match=r"\(b, t, e\)"):
+        basic_self_attention(torch.randn(3, 4))
+
+
+def test_causal_and_padding_masks():
+    assert causal_mask(3).tolist() == [[True, False, False], [True, True, False], [True, True, True]]
+    assert padding_mask(torch.tensor([2, 0, 3]), 3).tolist() == [[True, True, False], [False] * 3, [True] * 3]
+    with pytest.raises(ValueError, match="0..3"):
+        padding_mask(torch.tensor([4]), 3)
+
+
+# --- scaled dot-product attention vs torch.nn.functional ------------------------------------------
+@st.composite
+def qkv_and_mask(draw):
+    lead = draw(st.lists(st.integers(1, 3), min_size=0, max_size=2))
+    tq, tk, d, dv = (draw(st.integers(1, 7)) for _ in range(4))
+    seed = draw(st.integers(0, 2**16))
+    g = torch.Generator().manual_seed(seed)
+    q, k, v = (torch.randn(*lead, n, m, generator=g) for n, m in ((tq, d), (tk, d), (tk, dv)))
+    mask = None
+    if draw(st.booleans()):
+        shape = draw(st.sampled_from([(tq, tk), (1, tk), (tq, 1)]))
+        mask = torch.rand(*shape, generator=g) < 0.7
+        mask[..., 0] = True  # F.sdpa's contract for fully masked rows varies by version; tested below
+    return q, k, v, mask
+
+
+@SETTINGS
+@given(qkv_and_mask())
+def test_sdpa_matches_torch(case):
+    q, k, v, mask = case
+    out, weights = scaled_dot_product_attention(q, k, v, mask)
+    assert_close(out, F.scaled_dot_product_attention(q, k, v, attn_mask=mask), atol=1e-5, rtol=1e-4)
+    assert weights.shape == (*q.shape[:-1], k.shape[-2])
+    assert_close(weights.sum(-1), torch.ones(q.shape[:-1]))
+    if mask is not None:
+        assert (weights[..., ~mask.expand(weights.shape[-2:])] == 0).all()
+
+
+def test_sdpa_scale_is_one_over_sqrt_d():
+    q, k = torch.ones(1, 4), torch.tensor([[1.0, 1, 1, 1], [0, 0, 0, 0]])
+    _, weights = scaled_dot_product_attention(q, k, torch.eye(2))
+    score = 4 / math.sqrt(4)  # q.k = 4, scaled by 1/sqrt(4)
+    assert_close(weights, torch.softmax(torch.tensor([[score, 0.0]]), dim=-1))
+
+
+def test_sdpa_fully_masked_row_gives_zeros_and_finite_gradients():
+    q, k, v = (torch.randn(2, 3, 4, requires_grad=True) for _ in range(3))
+    mask = torch.tensor([[True, False, True], [False, False, False], [True, True, True]])
+    out, weights = scaled_dot_product_attention(q, k, v, mask)
+    assert (out[:, 1] == 0).all() and (weights[:, 1] == 0).all()
+    out.sum().backward()
+    for tensor in (q, k, v):
+        assert torch.isfinite(tensor.grad).all()
+    assert (q.grad[:, 1] == 0).all()
+
+
+@pytest.mark.parametrize("bad", [
+    lambda: scaled_dot_product_attention(torch.randn(2, 3, 4), torch.randn(2, 5, 3), torch.randn(2, 5, 4)),
+    lambda: scaled_dot_product_attention(torch.randn(2, 3, 4), torch.randn(2, 5, 4), torch.randn(2, 6, 4)),
+    lambda: scaled_dot_product_attention(torch.randn(3, 4), torch.randn(1, 5, 4), torch.randn(1, 5, 4)),
+    lambda: scaled_dot_product_attention(torch.randn(3, 4), torch.randn(5, 4), torch.randn(5, 4),
+                                         mask=torch.ones(5, 3, dtype=torch.bool)),
+    lambda: scaled_dot_product_attention(torch.randn(3, 4), torch.randn(5, 4), torch.randn(5, 4),
+                                         mask=torch.ones(3, 5)),
+])
+def test_sdpa_wrong_shapes_raise(bad):
+    with pytest.raises(ValueError, match=r"\(\.\.\., tq|mask must be boolean"):
+        bad()
+
+
+# --- SelfAttention ---------------------------------------------------------------------------------
+def test_standard_matches_nn_multihead_attention():
+    torch.manual_seed(0)
+    e, h = 12, 3
+    ours = SelfAttention(e, h, qkv_bias=True)
+    theirs = torch.nn.MultiheadAttention(e, h, batch_first=True)
+    with torch.no_grad():
+        theirs.in_proj_weight.copy_(torch.cat([ours.to_queries.weight, ours.to_keys.weight, ours.to_values.weight]))
+        theirs.in_proj_bias.copy_(torch.cat([ours.to_queries.bias, ours.to_keys.bias, ours.to_values.bias]))
+        theirs.out_proj.weight.copy_(ours.unify_heads.weight)
+        theirs.out_proj.bias.copy_(ours.unify_heads.bias)
+    x = torch.randn(2, 5, e)
+    lengths = torch.tensor([5, 3])
+    for mask in (None, padding_mask(lengths, 5)):
+        out, weights = ours(x, mask, return_attention=True)
+        # nn.MultiheadAttention's key_padding_mask has the opposite polarity: True = ignore.
+        ref_out, ref_weights = theirs(x, x, x, key_padding_mask=None if mask is None else ~mask)
+        assert_close(out, ref_out, atol=1e-5, rtol=1e-4)
+        assert_close(weights.mean(1), ref_weights, atol=1e-6, rtol=1e-4)
+        assert_close(ours(x, mask), ref_out, atol=1e-5, rtol=1e-4)
+    causal_out = ours.__class__(e, h, causal=True, qkv_bias=True)
+    causal_out.load_state_dict(ours.state_dict())
+    for mask in (None, padding_mask(lengths, 5)):  # causal=True combines with a key-padding mask
+        ref, ref_weights = theirs(x, x, x, attn_mask=~causal_mask(5),
+                                  key_padding_mask=None if mask is None else ~mask)
+        out, weights = causal_out(x, mask, return_attention=True)
+        assert_close(causal_out(x, mask), ref, atol=1e-5, rtol=1e-4)
+        assert_close(out, ref, atol=1e-5, rtol=1e-4)
+        assert_close(weights.mean(1), ref_weights, atol=1e-6, rtol=1e-4)
+
+
+def test_parameter_counts_of_the_three_kinds():
+    e, h = 16, 4
+    count = {kind: sum(p.numel() for p in SelfAttention(e, h, kind).parameters()) for kind in KINDS}
+    assert count == {"standard": 3 * e * e + e * e + e, "wide": 3 * e * e * h + e * h * e + e,
+                     "narrow": 3 * h * (e // h) ** 2 + e * e + e}
+
+
+def test_narrow_heads_see_only_their_chunk():
+    torch.manual_seed(0)
+    attention = SelfAttention(8, 2, "narrow")
+    x = torch.randn(1, 4, 8)
+    _, before = attention(x, return_attention=True)
+    x2 = x.clone()
+    x2[..., 4:] = torch.randn(1, 4, 4)  # change the second chunk only
+    _, after = attention(x2, return_attention=True)
+    assert_close(after[:, 0], before[:, 0])  # head 0 cannot tell
+    assert not torch.allclose(after[:, 1], before[:, 1])
+
+
+MASKS = {
+    "none": lambda b, h, t: None,
+    "key padding (b, t)": lambda b, h, t: padding_mask(torch.randint(0, t + 1, (b,)), t),
+    "pattern (t, t)": lambda b, h, t: torch.rand(t, t) < 0.6,
+    "pattern (b, t, t)": lambda b, h, t: torch.rand(b, t, t) < 0.6,
+    "pattern (b, h, t, t)": lambda b, h, t: torch.rand(b, h, t, t) < 0.6,
+    "pattern (1, 1, t, t)": lambda b, h, t: torch.rand(1, 1, t, t) < 0.6,
+}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("mask_name", list(MASKS))
+@pytest.mark.parametrize("causal", [False, True])
+def test_fast_path_equals_teaching_path(kind, mask_name, causal):
+    torch.manual_seed(1)
+    b, h, t, e = 3, 2, 6, 8
+    attention = SelfAttention(e, h, kind, causal=causal)
+    mask = MASKS[mask_name](b, h, t)
+    x = torch.randn(b, t, e, requires_grad=True)
+    target = torch.randn(b, t, e)
+    grads = []
+    for explicit in (True, False):
+        attention.zero_grad()
+        x.grad = None
+        out = attention(x, mask, return_attention=True)[0] if explicit else attention(x, mask)
+        assert torch.isfinite(out).all()
+        (out * target).sum().backward()
+        grads.append((out.detach(), x.grad.clone(), [p.grad.clone() for p in attention.parameters()]))
+    (out1, gx1, gp1), (out2, gx2, gp2) = grads
+    assert_close(out2, out1, atol=1e-5, rtol=1e-4)
+    assert_close(gx2, gx1, atol=1e-5, rtol=1e-4)
+    for g2, g1 in zip(gp2, gp1):
+        assert torch.isfinite(g1).all()
+        assert_close(g2, g1, atol=1e-5, rtol=1e-4)
+
+
+@SETTINGS
+@given(kind=st.sampled_from(KINDS), b=st.integers(1, 3), t=st.integers(1, 6), h=st.sampled_from([1, 2, 4]),
+       seed=st.integers(0, 2**16))
+def test_random_shapes_keep_shape_and_paths_agree(kind, b, t, h, seed):
+    torch.manual_seed(seed)
+    attention = SelfAttention(4 * h, h, kind)
+    x = torch.randn(b, t, 4 * h)
+    out, weights = attention(x, return_attention=True)
+    assert out.shape == x.shape and weights.shape == (b, h, t, t)
+    assert_close(attention(x), out, atol=1e-5, rtol=1e-4)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_permutation_equivariance_without_mask(kind):
+    torch.manual_seed(2)
+    attention = SelfAttention(8, 2, kind)
+    x = torch.randn(2, 7, 8)
+    perm = torch.randperm(7)
+    assert_close(attention(x[:, perm]), attention(x)[:, perm], atol=1e-5, rtol=1e-4)
+    assert_close(basic_self_attention(x[:, perm]), basic_self_attention(x)[:, perm])
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("explicit", [True, False])
+def test_causal_attention_never_looks_ahead(kind, explicit):
+    torch.manual_seed(3)
+    t = 6
+    attention = SelfAttention(8, 2, kind, causal=True)
+
+    def run(x):
+        return attention(x, return_attention=True)[0] if explicit else attention(x)
+
+    x = torch.randn(1, t, 8)
+    for i in range(t - 1):
+        changed = x.clone()
+        changed[:, i + 1:] = torch.randn(1, t - i - 1, 8) * 10
+        assert_close(run(changed)[:, :i + 1], run(x)[:, :i + 1], atol=1e-6, rtol=0)
+        # and exactly zero gradient from output i to every later input
+        xg = x.clone().requires_grad_(True)
+        run(xg)[0, i].sum().backward()
+        assert (xg.grad[0, i + 1:] == 0).all()
+        assert xg.grad[0, :i + 1].abs().sum() > 0
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("explicit", [True, False])
+def test_fully_masked_sequence_gives_zero_attention_and_finite_gradients(kind, explicit):
+    torch.manual_seed(4)
+    attention = SelfAttention(8, 2, kind)
+    x = torch.randn(2, 4, 8, requires_grad=True)
+    mask = padding_mask(torch.tensor([3, 0]), 4)  # the second sequence is all padding
+    if explicit:
+        out, weights = attention(x, mask, return_attention=True)
+        assert (weights[1] == 0).all() and (weights[0, :, :, 3] == 0).all()
+    else:
+        out = attention(x, mask)
+    # attention gives zeros, so the output is unify_heads' bias alone
+    assert_close(out[1], attention.unify_heads.bias.expand(4, 8).detach())
+    out.sum().backward()
+    assert torch.isfinite(x.grad).all() and (x.grad[1] == 0).all()
+    assert all(torch.isfinite(p.grad).all() for p in attention.parameters())
+
+
+def test_key_padding_wins_when_batch_equals_length():
+    torch.manual_seed(5)
+    attention = SelfAttention(4, 1)
+    x = torch.randn(3, 3, 4)
+    mask = padding_mask(torch.tensor([3, 2, 1]), 3)  # (b, t) with b == t
+    _, weights = attention(x, mask, return_attention=True)
+    assert (weights[2, 0, :, 1:] == 0).all() and (weights[2, 0, :, 0] == 1).all()
+
+
+@pytest.mark.parametrize("make, match", [
+    (lambda: SelfAttention(10, 3), "divisible"),
+    (lambda: SelfAttention(8, 2, kind="sliced"), "kind must be one of"),
+    (lambda: SelfAttention(8, 2)(torch.randn(2, 5, 6)), r"\(b, t, e\) with e=8"),
+    (lambda: SelfAttention(8, 2)(torch.randn(5, 8)), r"\(b, t, e\)"),
+    (lambda: SelfAttention(8, 2)(torch.randn(2, 5, 8), torch.ones(2, 4, dtype=torch.bool)),
+     r"key-padding mask \(b, t\)"),
+    (lambda: SelfAttention(8, 2)(torch.randn(2, 5, 8), torch.ones(3, 5, 5, dtype=torch.bool)), r"\(b, t, t\)"),
+    (lambda: SelfAttention(8, 2)(torch.randn(2, 5, 8), torch.ones(2, 5)), "boolean"),
+])
+def test_self_attention_wrong_input_raises(make, match):
+    with pytest.raises(ValueError, match=match):
+        make()
+
+
+def test_wide_heads_allow_any_head_count():
+    assert SelfAttention(10, 3, "wide")(torch.randn(1, 2, 10)).shape == (1, 2, 10)

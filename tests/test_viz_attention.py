@@ -1,0 +1,60 @@
+"""The attention pictures draw what they are given, and refuse shapes that do not fit the tokens."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+from fromscratch.attention import SelfAttention  # noqa: E402
+from fromscratch.viz import attention_grid, attention_heatmap, bertviz_view, scaling_plot  # noqa: E402
+
+TOKENS = ["mary", "gave", "roses", "to", "susan"]
+
+
+def test_heatmap_shows_the_weights_with_token_labels():
+    weights = torch.softmax(torch.randn(1, 5, 5), dim=-1)
+    ax = attention_heatmap(weights, TOKENS)
+    np.testing.assert_allclose(ax.images[0].get_array(), weights[0].numpy(), rtol=1e-6)
+    assert [label.get_text() for label in ax.get_xticklabels()] == TOKENS
+    assert len(ax.texts) == 25  # small matrices carry their values
+    plt.close("all")
+
+
+def test_heatmap_cross_attention_and_wrong_shape():
+    ax = attention_heatmap(torch.full((2, 3), 1 / 3), ["die", "Katze"], ["the", "cat", "danced"])
+    assert ax.images[0].get_array().shape == (2, 3)
+    with pytest.raises(ValueError, match=r"\(tq, tk\) = \(2, 2\)"):
+        attention_heatmap(torch.ones(2, 3), ["die", "Katze"])
+    plt.close("all")
+
+
+def test_grid_has_one_panel_per_head():
+    _, weights = SelfAttention(8, 4)(torch.randn(2, 5, 8), return_attention=True)
+    fig = attention_grid(weights, TOKENS, example=1, ncols=3)
+    panels = [ax for ax in fig.axes if ax.images]
+    assert len(panels) == 4
+    np.testing.assert_allclose(panels[3].images[0].get_array(), weights[1, 3].detach().numpy(), rtol=1e-6)
+    plt.close("all")
+
+
+def test_scaling_plot_draws_every_line():
+    fig = scaling_plot([2, 4, 8], {"std": {"a": [1, 2, 3], "b": [1, 1, 1]}, "max": {"a": [3, 2, 1]}}, logy=("std",))
+    assert [len(ax.lines) for ax in fig.axes] == [2, 1]
+    plt.close("all")
+
+
+def test_bertviz_view_from_weights_and_from_a_module():
+    pytest.importorskip("bertviz")
+    attention = SelfAttention(8, 2)
+    x = torch.randn(1, 5, 8)
+    _, weights = attention(x, return_attention=True)
+    for view in (bertviz_view([weights, weights], TOKENS), bertviz_view(attention, TOKENS, "model", inputs=x)):
+        assert "require" in view.data and "susan" in view.data
+    with pytest.raises(ValueError, match="one label per position"):
+        bertviz_view(weights, TOKENS[:3])
