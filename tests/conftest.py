@@ -6,6 +6,9 @@ import os
 from pathlib import Path
 
 import pytest
+import torch
+
+torch.set_num_threads(1)  # the tests' tensors are tiny: one thread is as fast, and steady on a busy machine
 
 
 @pytest.fixture

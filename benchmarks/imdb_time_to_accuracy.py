@@ -1,0 +1,78 @@
+"""Benchmark: how accurate the `cpu` profile's IMDb classifier gets, and how long it takes (chapter 06).
+
+Trains chapter 06's mean-pooling ``Classifier`` with the sizes of ``get_profile("cpu").imdb`` (or
+another profile's) with ``fromscratch.train`` on 2 CPU threads, on the training reviews the chapter
+uses (all but its ``valid_reviews`` held out), then scores the whole test set (25,000 reviews). It prints
+the wall time of each phase, from reading the reviews to the last test prediction, and the test
+accuracy. The target: at least 85 % in at most 10 minutes on a 2-core CPU.
+
+``--cold`` tokenises the 50,000 review files afresh instead of reading the token cache a previous
+run left (``fromscratch.data.imdb``); the time of that reading is part of the total either way.
+
+    python benchmarks/imdb_time_to_accuracy.py                  # the benchmark (about 10 minutes)
+    python benchmarks/imdb_time_to_accuracy.py --cold           # ... counting the tokenisation too
+    python benchmarks/imdb_time_to_accuracy.py --quick          # seconds: the smoke profile's sizes
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import time
+
+import torch
+import torch.nn.functional as F
+
+from fromscratch.data.imdb import ReviewBatches, load_imdb
+from fromscratch.metrics import predict
+from fromscratch.models import Classifier
+from fromscratch.profiles import get_profile, seed_everything
+from fromscratch.train import TrainConfig, train
+
+TARGET_ACCURACY, TARGET_MINUTES = 0.85, 10.0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--profile", default="cpu", help="run profile whose imdb sizes to use (default: cpu)")
+    parser.add_argument("--quick", action="store_true", help="the smoke profile: a check that the script runs")
+    parser.add_argument("--threads", type=int, default=2, help="CPU threads (default 2)")
+    parser.add_argument("--cold", action="store_true", help="tokenise the review files instead of using the cache")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    size = get_profile("smoke" if args.quick else args.profile).imdb
+    seed_everything(args.seed)
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    print(f"torch {torch.__version__}, {platform.processor() or platform.machine()}, {args.threads} CPU threads, "
+          f"device {device.type}\n{size}")
+
+    start = time.perf_counter()
+    train_set, test_set, vocab = load_imdb(size.vocab_size, size.max_len, train_reviews=size.train_reviews,
+                                           test_reviews=size.test_reviews, seed=args.seed, cache=not args.cold)
+    train_set, _ = train_set.hold_out(size.valid_reviews)  # as chapter 06 does (there for learning curves)
+    data_s = time.perf_counter() - start
+    print(f"data: {len(train_set):,} training and {len(test_set):,} test reviews, vocabulary {len(vocab):,}: "
+          f"{data_s:.1f} s", flush=True)
+
+    model = Classifier(len(vocab), 2, size.emb, size.heads, size.depth, size.max_len, dropout=size.dropout)
+    batches = ReviewBatches(train_set, size.batch_size)
+    config = TrainConfig(epochs=size.epochs, lr=size.lr, warmup_steps=size.warmup_steps,
+                         weight_decay=size.weight_decay, progress=False)
+    loss_fn = lambda m, b: F.cross_entropy(m(b["tokens"], b["mask"]), b["labels"])  # noqa: E731
+    history = train(model, batches, loss_fn, config, device=device)
+    train_s = time.perf_counter() - start - data_s
+    print(f"training: {history.rows[-1]['step']:,} steps ({size.epochs} epochs), last loss "
+          f"{history.last('loss'):.3f}: {train_s:.1f} s", flush=True)
+
+    predictions = predict(model, ReviewBatches(test_set, 4 * size.batch_size, shuffle=False), device=device)
+    total_s = time.perf_counter() - start
+    print(f"test: {predictions.accuracy:.2%} accuracy on {len(test_set):,} reviews: "
+          f"{total_s - data_s - train_s:.1f} s")
+    met = predictions.accuracy >= TARGET_ACCURACY and total_s <= TARGET_MINUTES * 60
+    print(f"\ntotal {total_s / 60:.1f} min, test accuracy {predictions.accuracy:.2%} "
+          f"(target: >= {TARGET_ACCURACY:.0%} within {TARGET_MINUTES:.0f} min: {'met' if met else 'NOT met'})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,213 @@
+"""The transformer block, and how a stack of blocks learns about word order (chapter 05).
+
+A block wraps self-attention with a position-wise feed-forward network, residual connections and
+layer normalisation (over the embedding dimension only). The blog's order is **post-norm**::
+
+    x = norm1(x + attention(x))
+    x = norm2(x + feedforward(x))
+
+**Pre-norm** (GPT-2 and most models since) normalises the input of each sub-layer instead, so the
+residual path from input to output is never normalised, and a final norm follows the last block::
+
+    x = x + attention(norm1(x))
+    x = x + feedforward(norm2(x))
+
+Self-attention and the feed-forward are *permutation equivariant*: shuffling the tokens shuffles
+the outputs the same way. To let a model see word order, a position vector is added to each token
+embedding: learned (:class:`PositionEmbedding`, the blog's choice) or fixed sinusoids
+(:class:`PositionEncoding`, Vaswani et al. 2017). :class:`TransformerStack` assembles token
+embedding, positions and blocks; the classifier (ch. 06) and the generator (ch. 07) are built on it.
+
+Shape legend: ``b`` batch, ``t`` length, ``e`` embedding, ``h`` heads, ``V`` vocabulary.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor, nn
+
+from fromscratch.attention import SelfAttention
+
+NORMS = ("post", "pre")
+POSITIONS = ("embedding", "encoding", None)
+
+
+# --- the parts of a block --------------------------------------------------------------------------
+class FeedForward(nn.Module):
+    """The position-wise feed-forward network: one small MLP applied to every position alone.
+
+    ``FFN(x) = relu(x W1 + b1) W2 + b2`` with a hidden layer ``ff_mult`` times wider than ``e``
+    (the blog and Vaswani et al.: 4). x: ``(b, t, e)`` -> ``(b, t, e)``.
+    """
+
+    def __init__(self, emb: int, ff_mult: int = 4, dropout: float = 0.0) -> None:
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(emb, ff_mult * emb), nn.ReLU(), nn.Dropout(dropout),
+                                 nn.Linear(ff_mult * emb, emb))
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.net(x)  # (b, t, e)
+
+
+class TransformerBlock(nn.Module):
+    """Self-attention and a feed-forward, each with a residual connection and a LayerNorm (ch. 05).
+
+    norm="post": ``x = norm(x + sublayer(x))`` as in the blog; norm="pre":
+    ``x = x + sublayer(norm(x))``. Dropout (if any) is applied to each sub-layer's output before
+    it is added to the residual stream. ``causal=True`` hides later positions (chapter 07).
+    ``kind`` and ``qkv_bias`` go to :class:`~fromscratch.attention.SelfAttention`.
+    """
+
+    def __init__(self, emb: int, heads: int, ff_mult: int = 4, dropout: float = 0.0, norm: str = "post",
+                 causal: bool = False, *, kind: str = "standard", qkv_bias: bool = False) -> None:
+        super().__init__()
+        if norm not in NORMS:
+            raise ValueError(f"norm must be 'post' (the blog's block) or 'pre' (GPT-2's); got {norm!r}.")
+        self.norm = norm
+        self.attention = SelfAttention(emb, heads, kind=kind, causal=causal, qkv_bias=qkv_bias)
+        self.norm1 = nn.LayerNorm(emb)
+        self.norm2 = nn.LayerNorm(emb)
+        self.ff = FeedForward(emb, ff_mult, dropout)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: Tensor, mask: Tensor | None = None, return_attention: bool = False):
+        """x: ``(b, t, e)``; mask: bool, True = may attend, any shape ``SelfAttention`` accepts
+        (a ``(b, t)`` key-padding mask, or a ``(t, t)`` pattern). Returns ``(b, t, e)``, or
+        ``(out, weights)`` with weights ``(b, h, t, t)`` when ``return_attention=True``."""
+        weights = None
+        inner = self.norm1(x) if self.norm == "pre" else x
+        if return_attention:
+            attended, weights = self.attention(inner, mask, return_attention=True)  # (b, t, e), (b, h, t, t)
+        else:
+            attended = self.attention(inner, mask)  # (b, t, e)
+        if self.norm == "post":
+            x = self.norm1(x + self.dropout(attended))  # (b, t, e)
+            x = self.norm2(x + self.dropout(self.ff(x)))
+        else:
+            x = x + self.dropout(attended)  # (b, t, e)
+            x = x + self.dropout(self.ff(self.norm2(x)))
+        return (x, weights) if return_attention else x
+
+
+# --- positions -------------------------------------------------------------------------------------
+def _check_length(t: int, max_len: int) -> None:
+    if t > max_len:
+        raise ValueError(f"The sequence has {t} positions but the model knows only max_len={max_len}. "
+                         f"Truncate the input to {max_len} tokens, or build the model with max_len >= {t}.")
+
+
+def sinusoidal_encoding(max_len: int, emb: int) -> Tensor:
+    """The fixed position vectors of Vaswani et al. (2017): a ``(max_len, e)`` tensor with
+
+    ``P[p, 2i] = sin(p / 10000^(2i/e))`` and ``P[p, 2i+1] = cos(p / 10000^(2i/e))``.
+    Each pair of dimensions is a clock turning at its own speed, from one turn every 2π positions
+    (``i = 0``) down to one turn every 10000·2π positions.
+    """
+    position = torch.arange(max_len, dtype=torch.float32)[:, None]  # (max_len, 1)
+    rate = torch.exp(-math.log(10_000.0) * torch.arange(0, emb, 2, dtype=torch.float32) / emb)  # (ceil(e/2),)
+    angle = position * rate  # (max_len, ceil(e/2))
+    table = torch.zeros(max_len, emb)
+    table[:, 0::2] = torch.sin(angle)
+    table[:, 1::2] = torch.cos(angle[:, : emb // 2])
+    return table  # (max_len, e)
+
+
+class PositionEmbedding(nn.Module):
+    """Learned position vectors (the blog's choice): one trained ``e``-vector per position.
+
+    ``forward(x)`` adds the vectors of positions ``0..t-1`` to ``x (b, t, e)``. Positions never seen
+    in training stay at their random initial value, and ``t > max_len`` is an error.
+    """
+
+    def __init__(self, max_len: int, emb: int) -> None:
+        super().__init__()
+        self.max_len = max_len
+        self.embedding = nn.Embedding(max_len, emb)
+
+    def positions(self, t: int) -> Tensor:
+        """The vectors of positions ``0..t-1``: ``(t, e)``."""
+        _check_length(t, self.max_len)
+        return self.embedding.weight[:t]  # (t, e)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return x + self.positions(x.size(1))  # (b, t, e) + (t, e) broadcasts over b
+
+
+class PositionEncoding(nn.Module):
+    """Fixed sinusoidal position vectors (:func:`sinusoidal_encoding`); nothing to learn.
+
+    ``forward(x)`` adds the vectors of positions ``0..t-1`` to ``x (b, t, e)``; ``t > max_len`` is
+    an error (the formula itself would extend to any length).
+    """
+
+    def __init__(self, max_len: int, emb: int) -> None:
+        super().__init__()
+        self.max_len = max_len
+        self.register_buffer("encoding", sinusoidal_encoding(max_len, emb), persistent=False)  # (max_len, e)
+
+    def positions(self, t: int) -> Tensor:
+        """The vectors of positions ``0..t-1``: ``(t, e)``."""
+        _check_length(t, self.max_len)
+        return self.encoding[:t]  # (t, e)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return x + self.positions(x.size(1))  # (b, t, e)
+
+
+# --- a whole stack ---------------------------------------------------------------------------------
+class TransformerStack(nn.Module):
+    """Token embedding + positions + ``depth`` transformer blocks: ids ``(b, t)`` -> vectors ``(b, t, e)``.
+
+    The shared body of the classifier (chapter 06) and the generator (chapter 07).
+    positions: "embedding" (learned), "encoding" (sinusoidal) or None (the stack is then
+    permutation equivariant). With norm="pre" a final LayerNorm follows the last block.
+    """
+
+    def __init__(self, vocab_size: int, emb: int, heads: int, depth: int, max_len: int, *,
+                 positions: str | None = "embedding", ff_mult: int = 4, dropout: float = 0.0,
+                 norm: str = "post", causal: bool = False, kind: str = "standard") -> None:
+        super().__init__()
+        if positions not in POSITIONS:
+            raise ValueError(f"positions must be 'embedding' (learned), 'encoding' (sinusoidal) or None; "
+                             f"got {positions!r}.")
+        self.max_len = max_len
+        self.token_embedding = nn.Embedding(vocab_size, emb)
+        self.positions = {"embedding": PositionEmbedding, "encoding": PositionEncoding}[positions](max_len, emb) \
+            if positions else None
+        self.dropout = nn.Dropout(dropout)
+        self.blocks = nn.ModuleList(
+            TransformerBlock(emb, heads, ff_mult, dropout, norm, causal, kind=kind) for _ in range(depth))
+        self.final_norm = nn.LayerNorm(emb) if norm == "pre" else nn.Identity()
+
+    def forward(self, tokens: Tensor, mask: Tensor | None = None, return_attention: bool = False):
+        """tokens: int ``(b, t)``; mask: bool, True = may attend (a ``(b, t)`` key-padding mask, or any
+        mask :class:`TransformerBlock` accepts). Returns ``(b, t, e)``, or ``(out, weights)`` with a
+        list of ``depth`` tensors ``(b, h, t, t)`` when ``return_attention=True``."""
+        if tokens.dim() != 2:
+            raise ValueError(f"tokens must have shape (b, t), got {tuple(tokens.shape)}; "
+                             f"add a batch dimension with tokens[None].")
+        _check_length(tokens.size(1), self.max_len)
+        x = self.token_embedding(tokens)  # (b, t, e)
+        if self.positions is not None:
+            x = self.positions(x)  # (b, t, e)
+        x = self.dropout(x)
+        weights = []
+        for block in self.blocks:
+            if return_attention:
+                x, w = block(x, mask, return_attention=True)  # (b, t, e), (b, h, t, t)
+                weights.append(w)
+            else:
+                x = block(x, mask)  # (b, t, e)
+        x = self.final_norm(x)
+        return (x, weights) if return_attention else x
+
+
+def count_parameters(module: nn.Module) -> int:
+    """The number of trainable parameters of ``module``."""
+    return sum(p.numel() for p in module.parameters() if p.requires_grad)
+
+
+__all__ = ["FeedForward", "PositionEmbedding", "PositionEncoding", "TransformerBlock", "TransformerStack",
+           "count_parameters", "sinusoidal_encoding"]

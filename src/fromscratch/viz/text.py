@@ -1,0 +1,126 @@
+"""Pictures of text and positions (chapters 05-07).
+
+- ``highlight_tokens``: a review (or any token sequence) with every token shaded by a score, e.g.
+  how much it pushes a classifier towards "positive" (green) or "negative" (orange); HTML in the
+  notebook and the book, plain text elsewhere;
+- ``length_histogram``: how long the texts are, and where truncation cuts them;
+- ``position_plot``: position vectors as a heatmap (positions down, dimensions across) beside the
+  dot products between positions, the picture of chapter 05's sinusoidal encodings.
+
+Tables of results use ``fromscratch.viz.table``.
+"""
+
+from __future__ import annotations
+
+import html
+import textwrap
+from collections.abc import Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+
+from fromscratch.viz.style import HEATMAP_CMAP, PALETTE
+
+__all__ = ["TokenHighlight", "highlight_tokens", "length_histogram", "position_plot"]
+
+POSITIVE, NEGATIVE, NEUTRAL = PALETTE[2], PALETTE[3], PALETTE[0]  # green, orange-red, blue
+
+
+def _rgba(hex_colour: str, alpha: float) -> str:
+    r, g, b = (int(hex_colour[i:i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({r}, {g}, {b}, {alpha:.2f})"
+
+
+class TokenHighlight:
+    """Tokens shaded by scores: HTML in Jupyter and the book, wrapped text with the extremes in ``print``."""
+
+    def __init__(self, tokens: Sequence[str], scores: Sequence[float] | None, caption: str, signed: bool):
+        self.tokens, self.caption, self.signed = list(tokens), caption, signed
+        self.scores = None if scores is None else np.asarray(
+            scores.detach().float().cpu() if isinstance(scores, torch.Tensor) else scores, dtype=float)
+        if self.scores is not None and self.scores.shape != (len(self.tokens),):
+            raise ValueError(f"got {len(self.scores)} scores for {len(self.tokens)} tokens; pass one score per token.")
+
+    def _extremes(self, k: int = 5) -> str:
+        order = np.argsort(self.scores)
+        top = [f"{self.tokens[i]} ({self.scores[i]:+.2f})" for i in order[::-1][:k]]
+        if not self.signed:
+            return "highest: " + ", ".join(top)
+        bottom = [f"{self.tokens[i]} ({self.scores[i]:+.2f})" for i in order[:k]]
+        return "most positive: " + ", ".join(top) + "\nmost negative: " + ", ".join(bottom)
+
+    def __repr__(self) -> str:
+        lines = [self.caption] if self.caption else []
+        lines.append(textwrap.fill(" ".join(self.tokens), width=100))
+        if self.scores is not None and len(self.tokens):
+            lines.append(self._extremes())
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        spans = []
+        top = float(np.abs(self.scores).max()) if self.scores is not None and len(self.tokens) else 0.0
+        for i, token in enumerate(self.tokens):
+            text = html.escape(token)
+            if self.scores is None or top == 0.0:
+                spans.append(text)
+                continue
+            score = self.scores[i]
+            colour = (POSITIVE if score >= 0 else NEGATIVE) if self.signed else NEUTRAL
+            alpha = 0.85 * abs(score) / top
+            spans.append(f"<span title='{score:+.3f}' style='background:{_rgba(colour, alpha)};"
+                         f"border-radius:3px;padding:0 1px'>{text}</span>")
+        caption = f"<div style='font-weight:bold;margin-bottom:4px'>{html.escape(self.caption)}</div>" \
+            if self.caption else ""
+        return (f"<div style='border:1px solid #ccc;border-radius:6px;padding:8px;line-height:1.9;"
+                f"background:white;color:#222'>{caption}{' '.join(spans)}</div>")
+
+
+def highlight_tokens(tokens: Sequence[str], scores: Sequence[float] | torch.Tensor | None = None, *,
+                     caption: str = "", signed: bool | None = None) -> TokenHighlight:
+    """Show ``tokens`` with each one shaded by its score (chapters 06-07).
+
+    scores: ``(t,)``, one per token (None: plain text). signed=True shades positive scores green and
+    negative ones orange (default: True when any score is negative); False shades by size in blue.
+    The result renders when it is the last expression of a cell; hover a token to read its score.
+    """
+    if signed is None:
+        signed = scores is not None and bool((torch.as_tensor(scores) < 0).any())
+    return TokenHighlight(tokens, scores, caption, signed)
+
+
+def length_histogram(lengths: Sequence[int] | torch.Tensor, max_len: int | None = None, *, bins: int = 60,
+                     unit: str = "tokens"):
+    """A histogram of text lengths, with the truncation length marked (chapter 06). Returns the ``Axes``."""
+    lengths = np.asarray(torch.as_tensor(lengths).cpu())
+    _, ax = plt.subplots(figsize=(7, 3))
+    ax.hist(lengths, bins=bins, color=NEUTRAL)
+    ax.set(xlabel=f"length ({unit})", ylabel="count",
+           title=f"{len(lengths):,} texts, median {np.median(lengths):.0f} {unit}")
+    if max_len is not None:
+        cut = float((lengths > max_len).mean())
+        ax.axvline(max_len, color=NEGATIVE, linestyle="--", label=f"max_len = {max_len}: {cut:.0%} are cut")
+        ax.legend()
+    return ax
+
+
+def position_plot(vectors: torch.Tensor, *, title: str = "position vectors"):
+    """Position vectors ``(t, e)`` as a heatmap, next to their dot products ``(t, t)`` (chapter 05).
+
+    Returns the ``Figure``.
+    """
+    vectors = torch.as_tensor(vectors).detach().float().cpu()
+    if vectors.dim() != 2:
+        raise ValueError(f"vectors must have shape (t, e), got {tuple(vectors.shape)}.")
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4), constrained_layout=True)
+    top = float(vectors.abs().max()) or 1.0
+    image = left.imshow(vectors.numpy(), cmap="RdBu_r", aspect="auto", vmin=-top, vmax=top, interpolation="nearest")
+    left.set(xlabel="dimension", ylabel="position", title=title)
+    left.grid(False)
+    fig.colorbar(image, ax=left)
+    dots = vectors @ vectors.T  # (t, t)
+    image = right.imshow(dots.numpy(), cmap=HEATMAP_CMAP, aspect="equal")
+    right.set(xlabel="position", ylabel="position", title="dot products between positions")
+    right.grid(False)
+    fig.colorbar(image, ax=right)
+    return fig

@@ -1,0 +1,42 @@
+"""Pictures of text and positions (fromscratch.viz.text, chapters 05-06)."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+from fromscratch.blocks import sinusoidal_encoding  # noqa: E402
+from fromscratch.viz import highlight_tokens, length_histogram, position_plot  # noqa: E402
+
+
+def test_highlight_tokens_html_and_text():
+    shown = highlight_tokens(["a", "<b>", "great", "film"], torch.tensor([0.0, -0.5, 1.0, 0.25]), caption="review 1")
+    html = shown._repr_html_()
+    assert "&lt;b&gt;" in html and "<b>" not in html  # tokens are escaped
+    assert html.count("<span title=") == 4 and "rgba(0, 158, 115, 0.85)" in html  # the largest score: full green
+    text = repr(shown)
+    assert text.splitlines()[0] == "review 1"
+    assert "most positive: great (+1.00)" in text and "most negative: <b> (-0.50)" in text
+    assert highlight_tokens(["x", "y"], [0.1, 0.2]).signed is False  # all scores >= 0: one colour
+    assert "<span" not in highlight_tokens(["plain", "text"])._repr_html_()
+    with pytest.raises(ValueError, match="one score per token"):
+        highlight_tokens(["a", "b"], [1.0])
+
+
+def test_length_histogram_marks_the_cut():
+    ax = length_histogram(torch.tensor([10, 20, 30, 400]), max_len=100)
+    assert "25% are cut" in ax.get_legend().get_texts()[0].get_text()
+    plt.close("all")
+
+
+def test_position_plot():
+    fig = position_plot(sinusoidal_encoding(32, 8))
+    assert len(fig.axes) == 4  # two images, two colour bars
+    with pytest.raises(ValueError, match=r"\(t, e\)"):
+        position_plot(torch.zeros(2, 3, 4))
+    plt.close("all")
