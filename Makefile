@@ -14,7 +14,7 @@ test: $(STAMP)
 	$(SMOKE) $(PY) -m pytest tests
 	$(SMOKE) $(PY) -m pytest --nbval-lax -p no:cacheprovider notebooks
 	$(SMOKE) $(VENV)/bin/jupyter-book build . --builder html --path-output _build/smoke -W --keep-going
-	$(SMOKE) $(PY) -m pytest tests/book -p no:cacheprovider
+	FROMSCRATCH_BOOK_HTML=$(CURDIR)/_build/smoke/_build/html $(PY) -m pytest tests/book -p no:cacheprovider
 
 install: $(STAMP)
 
