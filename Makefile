@@ -11,7 +11,7 @@ book: $(STAMP)
 	@echo "The book is at file://$(CURDIR)/_build/html/index.html"
 
 test: $(STAMP)
-	$(SMOKE) $(PY) -m pytest tests
+	$(SMOKE) $(PY) -m pytest -p no:cacheprovider tests
 	$(SMOKE) $(PY) -m pytest --nbval-lax -p no:cacheprovider notebooks
 	$(SMOKE) $(VENV)/bin/jupyter-book build . --builder html --path-output _build/smoke -W --keep-going
 	FROMSCRATCH_BOOK_HTML=$(CURDIR)/_build/smoke/_build/html $(PY) -m pytest tests/book -p no:cacheprovider
