@@ -157,8 +157,9 @@ def bertviz_view(model_or_weights, tokens: Sequence[str], kind: str = "head", *,
     ``"model"`` (``model_view``, every head of every layer). Extra options go to bertviz.
 
     Returns an ``IPython.display.HTML`` object: the last expression of a cell renders it, in
-    Jupyter and in the built book alike (it needs require.js, which the book's ``_config.yml``
-    loads, and fetches d3 and jQuery online).
+    Jupyter and in the built book alike. The HTML loads require.js itself before using it (a
+    second copy, such as the one the book's ``_config.yml`` puts on every page, is a no-op),
+    and fetches d3 and jQuery online.
     """
     try:
         from bertviz import head_view, model_view
