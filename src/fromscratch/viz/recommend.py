@@ -1,6 +1,5 @@
 """Plots and tables for the dot-product chapter (chapter 01).
 
-- ``table``: rows shown as an HTML table in the notebook and the book, aligned text elsewhere;
 - ``plot_hand_features`` and ``plot_score_terms``: hand-made (romance, action) features and the
   terms of each dot product;
 - ``plot_movie_features``: well-known movies placed by their first two learned directions, in the
@@ -12,7 +11,6 @@
 
 from __future__ import annotations
 
-import html
 from collections.abc import Mapping, Sequence
 
 import matplotlib.pyplot as plt
@@ -21,41 +19,10 @@ import torch
 from fromscratch.data.movielens import short_title
 from fromscratch.recommend import MatrixFactorization, recommend, taste_vector
 from fromscratch.viz.style import PALETTE
+from fromscratch.viz.text import Table
 
-__all__ = ["Table", "table", "plot_hand_features", "plot_score_terms", "plot_movie_features", "direction_ends",
+__all__ = ["plot_hand_features", "plot_score_terms", "plot_movie_features", "direction_ends",
            "taste_table", "taste_explorer"]
-
-
-# --- tables ----------------------------------------------------------------------------------------
-class Table:
-    """A small table that Jupyter shows as HTML (also in the built book) and ``print`` as aligned text."""
-
-    def __init__(self, rows: Sequence[Sequence[object]], header: Sequence[str], caption: str = ""):
-        self.header = [str(h) for h in header]
-        self.rows = [[str(cell) for cell in row] for row in rows]
-        if any(len(row) != len(self.header) for row in self.rows):
-            raise ValueError(f"every row needs {len(self.header)} cells, one per column of the header.")
-        self.caption = caption
-
-    def __repr__(self) -> str:
-        widths = [max(len(r[c]) for r in [self.header, *self.rows]) for c in range(len(self.header))]
-        lines = [self.caption] if self.caption else []
-        lines.append("  ".join(h.ljust(w) for h, w in zip(self.header, widths)).rstrip())
-        lines.append("  ".join("-" * w for w in widths))
-        lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in self.rows]
-        return "\n".join(lines)
-
-    def _repr_html_(self) -> str:
-        cell = "style='text-align:left; padding:0.2em 1.2em 0.2em 0'"
-        head = "".join(f"<th {cell}>{html.escape(h)}</th>" for h in self.header)
-        body = "".join("<tr>" + "".join(f"<td {cell}>{html.escape(c)}</td>" for c in r) + "</tr>" for r in self.rows)
-        caption = f"<caption>{html.escape(self.caption)}</caption>" if self.caption else ""
-        return f"<table>{caption}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-
-
-def table(rows: Sequence[Sequence[object]], header: Sequence[str], caption: str = "") -> Table:
-    """``table([["global mean", "1.123"], ...], header=["model", "test RMSE"])``: shown when last in a cell."""
-    return Table(rows, header, caption)
 
 
 # --- hand-made features ----------------------------------------------------------------------------

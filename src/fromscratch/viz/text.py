@@ -1,13 +1,12 @@
-"""Pictures of text and positions (chapters 05-07).
+"""Text, tables and pictures of positions (chapters 01, 05-07).
 
+- ``table``: rows shown as an HTML table in the notebook and the book, aligned text elsewhere;
 - ``highlight_tokens``: a review (or any token sequence) with every token shaded by a score, e.g.
   how much it pushes a classifier towards "positive" (green) or "negative" (orange); HTML in the
   notebook and the book, plain text elsewhere;
 - ``length_histogram``: how long the texts are, and where truncation cuts them;
 - ``position_plot``: position vectors as a heatmap (positions down, dimensions across) beside the
   dot products between positions, the picture of chapter 05's sinusoidal encodings.
-
-Tables of results use ``fromscratch.viz.table``.
 """
 
 from __future__ import annotations
@@ -22,11 +21,44 @@ import torch
 
 from fromscratch.viz.style import HEATMAP_CMAP, PALETTE
 
-__all__ = ["TokenHighlight", "highlight_tokens", "length_histogram", "position_plot"]
+__all__ = ["Table", "table", "TokenHighlight", "highlight_tokens", "length_histogram", "position_plot"]
 
 POSITIVE, NEGATIVE, NEUTRAL = PALETTE[2], PALETTE[3], PALETTE[0]  # green, orange-red, blue
 
 
+# --- tables ----------------------------------------------------------------------------------------
+class Table:
+    """A small table that Jupyter shows as HTML (also in the built book) and ``print`` as aligned text."""
+
+    def __init__(self, rows: Sequence[Sequence[object]], header: Sequence[str], caption: str = ""):
+        self.header = [str(h) for h in header]
+        self.rows = [[str(cell) for cell in row] for row in rows]
+        if any(len(row) != len(self.header) for row in self.rows):
+            raise ValueError(f"every row needs {len(self.header)} cells, one per column of the header.")
+        self.caption = caption
+
+    def __repr__(self) -> str:
+        widths = [max(len(r[c]) for r in [self.header, *self.rows]) for c in range(len(self.header))]
+        lines = [self.caption] if self.caption else []
+        lines.append("  ".join(h.ljust(w) for h, w in zip(self.header, widths)).rstrip())
+        lines.append("  ".join("-" * w for w in widths))
+        lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in self.rows]
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        cell = "style='text-align:left; padding:0.2em 1.2em 0.2em 0'"
+        head = "".join(f"<th {cell}>{html.escape(h)}</th>" for h in self.header)
+        body = "".join("<tr>" + "".join(f"<td {cell}>{html.escape(c)}</td>" for c in r) + "</tr>" for r in self.rows)
+        caption = f"<caption>{html.escape(self.caption)}</caption>" if self.caption else ""
+        return f"<table>{caption}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def table(rows: Sequence[Sequence[object]], header: Sequence[str], caption: str = "") -> Table:
+    """``table([["global mean", "1.123"], ...], header=["model", "test RMSE"])``: shown when last in a cell."""
+    return Table(rows, header, caption)
+
+
+# --- tokens and positions ------------------------------------------------------------------------
 def _rgba(hex_colour: str, alpha: float) -> str:
     r, g, b = (int(hex_colour[i:i + 2], 16) for i in (1, 3, 5))
     return f"rgba({r}, {g}, {b}, {alpha:.2f})"
