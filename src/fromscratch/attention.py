@@ -25,47 +25,12 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from fromscratch.masks import causal_mask, check_mask, padding_mask
+
 __all__ = ["basic_self_attention", "scaled_dot_product_attention", "causal_mask", "padding_mask",
            "SelfAttention", "KINDS"]
 
 KINDS = ("standard", "wide", "narrow")
-
-
-# --- masks -----------------------------------------------------------------------------------------
-def causal_mask(t: int, device: torch.device | str | None = None) -> Tensor:
-    """The causal pattern (chapter 03): query ``i`` may attend to keys ``0..i`` only.
-
-    Returns a bool ``(t, t)`` tensor, True on and below the diagonal.
-    """
-    return torch.ones(t, t, dtype=torch.bool, device=device).tril()
-
-
-def padding_mask(lengths: Tensor, t: int) -> Tensor:
-    """A key-padding mask from sequence lengths (chapter 03): True for real tokens, False for padding.
-
-    lengths: int ``(b,)``, each in ``0..t``. Returns a bool ``(b, t)`` tensor whose row ``j`` is
-    True at positions ``< lengths[j]``. ``SelfAttention`` reads a ``(b, t)`` mask as exactly this.
-    """
-    lengths = torch.as_tensor(lengths)
-    if lengths.dim() != 1:
-        raise ValueError(f"lengths must be 1-D (b,), got shape {tuple(lengths.shape)}; pass one length per sequence.")
-    if len(lengths) and (lengths.min() < 0 or lengths.max() > t):
-        raise ValueError(f"lengths must lie in 0..{t} (t={t}); got min {int(lengths.min())}, max {int(lengths.max())}.")
-    return torch.arange(t, device=lengths.device) < lengths[:, None]  # (b, t)
-
-
-def _check_mask(mask: Tensor, target: tuple[int, ...], accepted: str) -> None:
-    """Raise a ValueError unless ``mask`` is boolean and broadcasts to the ``target`` shape."""
-    if mask.dtype != torch.bool:
-        raise ValueError(f"mask must be boolean (True = may attend), got dtype {mask.dtype}; "
-                         f"convert it with mask.bool() or build it with causal_mask / padding_mask.")
-    try:
-        fits = torch.broadcast_shapes(mask.shape, target) == torch.Size(target)
-    except RuntimeError:
-        fits = False
-    if not fits:
-        raise ValueError(f"mask of shape {tuple(mask.shape)} does not broadcast to {tuple(target)}; "
-                         f"expected {accepted}.")
 
 
 # --- chapter 02: attention without parameters ------------------------------------------------------
@@ -100,7 +65,7 @@ def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor |
     d = q.size(-1)
     scores = q @ k.transpose(-2, -1) / math.sqrt(d)  # (..., tq, tk)
     if mask is not None:
-        _check_mask(mask, tuple(scores.shape), "a bool mask broadcastable to (..., tq, tk)")
+        check_mask(mask, tuple(scores.shape), "a bool mask broadcastable to (..., tq, tk)")
         scores = scores.masked_fill(~mask, float("-inf"))
         # A row with no allowed key would be softmax(-inf, ..., -inf) = NaN. Give it finite
         # placeholder scores, then zero its weights: no NaN anywhere, forward or backward.
@@ -186,7 +151,7 @@ class SelfAttention(nn.Module):
                 mask = mask[:, None]  # (b, 1, t, t): one pattern per sequence
             elif mask.dim() != 4:
                 mask = mask[None]  # a 1-D or 5-D mask fails the check below
-            _check_mask(mask, (b, self.heads, t, t), f"a key-padding mask (b, t) = {(b, t)}, or a pattern "
+            check_mask(mask, (b, self.heads, t, t), f"a key-padding mask (b, t) = {(b, t)}, or a pattern "
                         f"(t, t), (b, t, t) or (b, h, t, t), each dim possibly 1; b={b}, h={self.heads}, t={t}")
         if self.causal:
             pattern = causal_mask(t, device)  # (t, t)
