@@ -11,6 +11,8 @@ book: $(STAMP)
 	@echo "The book is at file://$(CURDIR)/_build/html/index.html"
 
 test: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	$(SMOKE) $(PY) -m pytest -p no:cacheprovider tests
 	$(SMOKE) $(PY) -m pytest --nbval-lax -p no:cacheprovider notebooks
 	$(SMOKE) $(VENV)/bin/jupyter-book build . --builder html --path-output _build/smoke -W --keep-going

@@ -60,13 +60,46 @@ def test_sizes_come_from_the_profile(path):
     assert "prof." in source, "a chapter reads its sizes from the run profile (prof.<section>.<field>)"
 
 
+def exercise_groups(path: Path) -> list[tuple[int, list[int]]]:
+    """Each exercise's solution: ``(index of the first solution cell, indices of its cells)``."""
+    cells = nbformat.read(path, as_version=4).cells
+    groups: list[tuple[int, list[int]]] = []
+    for i, cell in enumerate(cells):
+        if "solution" in cell.metadata.get("tags", []):
+            if groups and groups[-1][1][-1] == i - 1:
+                groups[-1][1].append(i)
+            else:
+                groups.append((i, [i]))
+    return groups
+
+
+def output_text(cell) -> str:
+    return "".join(out.get("text", "") for out in cell.get("outputs", []))
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
-def test_exercise_solutions_are_hidden_and_checked(path):
-    cells = code_cells(path)
-    solutions = [c for c in cells if "hide-input" in c.metadata.get("tags", [])]
-    assert len(solutions) >= 3, "three exercises, each with a hidden solution"
-    for cell in solutions:
-        assert "exercises.check" in cell.source
+def test_exercises_follow_the_learner_cell_pattern(path):
+    """statement -> learner cell (stub) -> check cell ("not attempted yet") -> solution (tagged, checked)."""
+    cells = nbformat.read(path, as_version=4).cells
+    groups = exercise_groups(path)
+    assert len(groups) >= 3, "at least three exercises, each with a solution tagged `solution`"
+    for first, members in groups:
+        where = f"exercise whose solution starts at cell {first}"
+        check, learner, statement = cells[first - 1], cells[first - 2], cells[first - 3]
+        assert statement.cell_type == "markdown", f"{where}: no statement before the learner cell"
+        assert learner.cell_type == "code" and "solution" not in learner.metadata.get("tags", []), where
+        assert "..." in learner.source, f"{where}: the learner cell holds no stub (`...`) to fill in"
+        assert check.cell_type == "code" and "exercises." in check.source, f"{where}: no check cell"
+        assert nbclean.CHECK_MARK in check.source, f"{where}: the check cell must be # {nbclean.CHECK_MARK}"
+        assert "not attempted yet" in output_text(check), f"{where}: the untouched stub must say so"
+        code = [cells[i] for i in members if cells[i].cell_type == "code"]
+        assert code, f"{where}: the solution has no code"
+        for cell in code:
+            assert "hide-input" in cell.metadata.get("tags", []), f"{where}: solutions are collapsed in the book"
+            assert cell.metadata.get("cellView") == "form", f"{where}: solutions are collapsed in Colab"
+        last = code[-1]
+        assert "exercises." in last.source and nbclean.CHECK_MARK in last.source, f"{where}: unchecked solution"
+        assert "✓" in output_text(last) and "✗" not in output_text(last), f"{where}: the solution must pass"
 
 
 def test_every_chapter_is_in_the_table_of_contents():

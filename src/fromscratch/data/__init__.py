@@ -1,5 +1,35 @@
-"""Datasets of the course: a checked download registry and one loader module per dataset."""
+"""Datasets of the course: a checked download registry and one loader module per dataset.
 
-from fromscratch.data.registry import REGISTRY, DataError, Dataset, cache_dir, extract, fetch, register
+``registry`` (where each file comes from), ``movielens`` (chapter 01), ``text`` (words to ids) and
+``batching`` (padded, length-bucketed batches) used by ``imdb`` (chapter 06), and ``enwik8`` (chapter 07).
+"""
 
-__all__ = ["REGISTRY", "DataError", "Dataset", "cache_dir", "extract", "fetch", "register"]
+from fromscratch.data.registry import (
+    ACL_IMDB,
+    ENWIK8,
+    ENWIK8_PREFIX,
+    MOVIELENS_100K,
+    REGISTRY,
+    DataError,
+    DataFile,
+    cache_dir,
+    extract,
+    fetch,
+    lookup,
+    register,
+)
+
+__all__ = [
+    "ACL_IMDB",
+    "ENWIK8",
+    "ENWIK8_PREFIX",
+    "MOVIELENS_100K",
+    "REGISTRY",
+    "DataError",
+    "DataFile",
+    "cache_dir",
+    "extract",
+    "fetch",
+    "lookup",
+    "register",
+]

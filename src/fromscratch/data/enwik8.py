@@ -33,7 +33,7 @@ from pathlib import Path
 
 import torch
 
-from fromscratch.data.registry import ENWIK8, ENWIK8_PREFIX, DataError, Dataset, _resolve, extract
+from fromscratch.data.registry import ENWIK8, ENWIK8_PREFIX, DataError, DataFile, extract, lookup
 
 MEMBER = "enwik8"  # the one file inside enwik8.zip (and inside the prefix archive)
 STANDARD_SPLIT = (90_000_000, 5_000_000, 5_000_000)  # train, validation, test bytes
@@ -89,7 +89,7 @@ class Enwik8:
         return f"Enwik8({ranges}; {self.note})"
 
 
-def _read(dataset: Dataset, n: int | None, progressbar: bool, hint: str = "") -> bytes:
+def _read(dataset: DataFile, n: int | None, progressbar: bool, hint: str = "") -> bytes:
     """The first ``n`` bytes (all when None) of the member ``enwik8`` of ``dataset``'s archive."""
     try:
         path: Path = extract(dataset, progressbar=progressbar) / MEMBER
@@ -102,8 +102,8 @@ def _read(dataset: Dataset, n: int | None, progressbar: bool, hint: str = "") ->
         return f.read() if n is None else f.read(n)
 
 
-def load(data_bytes: int | None = None, *, dataset: Dataset | str = ENWIK8,
-         prefix: Dataset | str | None = ENWIK8_PREFIX, prefix_bytes: int = PREFIX_BYTES,
+def load(data_bytes: int | None = None, *, dataset: DataFile | str = ENWIK8,
+         prefix: DataFile | str | None = ENWIK8_PREFIX, prefix_bytes: int = PREFIX_BYTES,
          split: tuple[int, int, int] = STANDARD_SPLIT, progressbar: bool = True,
          fallback_to_prefix: bool = False) -> Enwik8:
     """Load enwik8 as bytes, split into train / validation / test (chapter 07).
@@ -124,13 +124,13 @@ def load(data_bytes: int | None = None, *, dataset: Dataset | str = ENWIK8,
     total = sum(split)
     hint = ""
     if prefix is not None:
-        hint = (f"\n(Only the first {prefix_bytes:,} bytes are registered separately, as {_resolve(prefix).name}: a "
+        hint = (f"\n(Only the first {prefix_bytes:,} bytes are registered separately, as {lookup(prefix).name}: a "
                 f"run with data_bytes <= {prefix_bytes:,}, such as the smoke profile, needs only that one.)")
     if data_bytes is not None and data_bytes <= 0:
         raise ValueError(f"data_bytes={data_bytes}: ask for a positive number of bytes, or None for all of enwik8.")
     if data_bytes is None or data_bytes >= total:
         try:
-            data = _read(_resolve(dataset), None, progressbar, hint)
+            data = _read(lookup(dataset), None, progressbar, hint)
         except DataError as error:
             if not (fallback_to_prefix and prefix is not None):
                 raise
@@ -139,18 +139,18 @@ def load(data_bytes: int | None = None, *, dataset: Dataset | str = ENWIK8,
             return load(prefix_bytes, dataset=dataset, prefix=prefix, prefix_bytes=prefix_bytes, split=split,
                         progressbar=progressbar)
         if len(data) != total:
-            raise DataError(f"{_resolve(dataset).fname} holds {len(data):,} bytes, not the {total:,} of enwik8; "
+            raise DataError(f"{lookup(dataset).fname} holds {len(data):,} bytes, not the {total:,} of enwik8; "
                             f"it is not the full file. Delete it from the cache and fetch it again.")
-        offsets, standard, source = standard_offsets(split), True, _resolve(dataset).name
+        offsets, standard, source = standard_offsets(split), True, lookup(dataset).name
     else:
         data, source = None, None
         if prefix is not None and data_bytes <= prefix_bytes:
             try:
-                data, source = _read(_resolve(prefix), data_bytes, progressbar), _resolve(prefix).name
+                data, source = _read(lookup(prefix), data_bytes, progressbar), lookup(prefix).name
             except DataError:  # no mirror holds the prefix: read the first bytes of the full file instead
                 data = None
         if data is None:
-            data, source = _read(_resolve(dataset), data_bytes, progressbar, hint), _resolve(dataset).name
+            data, source = _read(lookup(dataset), data_bytes, progressbar, hint), lookup(dataset).name
         if len(data) < data_bytes:
             raise DataError(f"{source} holds only {len(data):,} bytes, fewer than the {data_bytes:,} asked for. "
                             f"Ask for fewer (data_bytes) or use the full enwik8 (data_bytes=None).")

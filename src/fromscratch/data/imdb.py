@@ -1,4 +1,4 @@
-"""The IMDb Large Movie Review dataset v1.0: tokens, a vocabulary and padded batches (chapter 06).
+"""The IMDb Large Movie Review dataset v1.0: reviews read, encoded and batched (chapter 06).
 
 The data (Maas et al. 2011) are 50,000 movie reviews from IMDb, half for training and half for
 testing, each split half positive (rating 7-10 of 10) and half negative (rating 1-4). Every review
@@ -6,18 +6,13 @@ is one small text file, ``aclImdb/{train,test}/{pos,neg}/<id>_<rating>.txt``.
 
 The pipeline, in the order the chapter shows it:
 
-1. :func:`tokenize` a review: lowercase it, turn the ``<br />`` line breaks into spaces, and cut it
-   into words (letters and digits, keeping inner apostrophes: ``don't``) and single punctuation
-   marks (``!`` and ``?`` carry sentiment, so they stay).
-2. :func:`build_vocab`: the ``vocab_size`` most frequent words of the **training** split, after
-   three special tokens ``<pad>`` (id 0), ``<unk>`` (1, every other word) and ``<cls>`` (2, an
-   optional summary position for CLS pooling). The test split never shapes the vocabulary.
-3. :func:`load_imdb`: read both splits (or a balanced, seeded subset), encode them with the
-   vocabulary and truncate each review to ``max_len`` tokens.
-4. :class:`ReviewBatches`: batches of ``tokens (b, t)``, ``mask (b, t)`` (True = a real token, may
-   be attended to), ``labels (b,)`` and ``index (b,)``, padded to the longest review *in the batch*.
-   Length bucketing sorts the reviews by length inside large random chunks, so a batch holds
-   reviews of similar length and little compute goes to padding, while batches stay random.
+1. tokenise every review and build the vocabulary of the **training** split
+   (:func:`fromscratch.data.text.tokenize`, :func:`~fromscratch.data.text.build_vocab`);
+2. :func:`load_imdb`: read both splits (or a balanced, seeded subset), encode them with the
+   vocabulary and truncate each review to ``max_len`` tokens, giving :class:`Reviews`;
+3. :class:`ReviewBatches`: batches of ``tokens (b, t)``, ``padding_mask (b, t)`` (True = a real
+   token, may be attended to), ``labels (b,)`` and ``index (b,)``, padded to the longest review *in
+   the batch* and bucketed by length (:mod:`fromscratch.data.batching`).
 
 Reading 25,000 small files and tokenising them takes several seconds per split, so a complete
 split's tokens are cached (one ``.npz`` per split, written atomically) next to the extracted archive.
@@ -26,75 +21,25 @@ split's tokens are cached (one ``.npz`` per split, written atomically) next to t
 from __future__ import annotations
 
 import os
-import re
 import tempfile
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Iterator, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 import torch
 
-from fromscratch.data.registry import IMDB as IMDB_DATASET
-from fromscratch.data.registry import REGISTRY, DataError, Dataset, cache_dir, extract
+from fromscratch.data.batching import bucketed_batches, pad_batch
+from fromscratch.data.registry import ACL_IMDB, DataError, DataFile, cache_dir, extract, lookup
+from fromscratch.data.text import CLS, UNK, Vocab, build_vocab, tokenize
 
 SPLITS = ("train", "test")
-PAD, UNK, CLS = 0, 1, 2
-SPECIALS = ("<pad>", "<unk>", "<cls>")
 CACHE_VERSION = 1  # bump when the tokeniser changes, so old caches are not trusted
 
-# --- 1. tokenising ---------------------------------------------------------------------------------
-LINE_BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
-TOKEN = re.compile(r"\w+(?:'\w+)*|[^\w\s]")  # a word (inner apostrophes kept) or one punctuation mark
 
-
-def tokenize(text: str) -> list[str]:
-    """Cut a review into lowercase word and punctuation tokens.
-
-    >>> tokenize("A <br />great film. Don't miss it!")
-    ['a', 'great', 'film', '.', "don't", 'miss', 'it', '!']
-    """
-    return TOKEN.findall(LINE_BREAK.sub(" ", text).lower())
-
-
-# --- 2. the vocabulary -----------------------------------------------------------------------------
-class Vocab:
-    """Words <-> ids: the special tokens first, then words from most to least frequent.
-
-    ``itos[i]`` is the word with id ``i``; ``stoi[word]`` its id. Unknown words map to ``<unk>``.
-    """
-
-    def __init__(self, words: list[str]):
-        self.itos = list(SPECIALS) + [w for w in words if w not in SPECIALS]
-        self.stoi = {word: i for i, word in enumerate(self.itos)}
-
-    pad, unk, cls = PAD, UNK, CLS
-
-    def __len__(self) -> int:
-        return len(self.itos)
-
-    def encode(self, tokens: list[str]) -> list[int]:
-        """Token strings -> ids (``<unk>`` for words not in the vocabulary)."""
-        return [self.stoi.get(token, UNK) for token in tokens]
-
-    def decode(self, ids) -> list[str]:
-        """Ids (a list or a 1-D tensor) -> token strings."""
-        return [self.itos[int(i)] for i in ids]
-
-    def __repr__(self) -> str:
-        return f"Vocab({len(self)} tokens: {', '.join(self.itos[:6])}, ...)"
-
-
-def build_vocab(counts: Counter, size: int) -> Vocab:
-    """The ``size`` most frequent words of ``counts`` (ties broken alphabetically) plus the specials."""
-    if size < 1:
-        raise ValueError(f"vocab_size must be at least 1, got {size}.")
-    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-    return Vocab([word for word, _ in ranked[:size]])
-
-
-# --- 3. reading and encoding the splits ------------------------------------------------------------
+# --- reading and encoding the splits ------------------------------------------------------------
 @dataclass
 class _TokenizedSplit:
     """Tokens of some reviews of one split, stored compactly (what the cache holds)."""
@@ -140,11 +85,11 @@ def _tokenize_files(root: Path, split: str, names: list[str]) -> _TokenizedSplit
                            offsets=np.array(offsets, dtype=np.int64), names=np.array(names, dtype=str))
 
 
-def _cache_path(dataset: Dataset, split: str) -> Path:
+def _cache_path(dataset: DataFile, split: str) -> Path:
     return cache_dir() / "tokens" / f"{dataset.name}-{split}-v{CACHE_VERSION}.npz"
 
 
-def _load_full_split(root: Path, dataset: Dataset, split: str) -> _TokenizedSplit:
+def _load_full_split(root: Path, dataset: DataFile, split: str) -> _TokenizedSplit:
     """All reviews of ``split``: from the token cache, or read, tokenised and cached atomically."""
     path = _cache_path(dataset, split)
     if path.is_file():
@@ -239,7 +184,7 @@ class ImdbData(NamedTuple):
 
 
 def load_imdb(vocab_size: int, max_len: int, *, train_reviews: int | None = None, test_reviews: int | None = None,
-              seed: int = 0, dataset: Dataset | str = IMDB_DATASET, cache: bool = True) -> ImdbData:
+              seed: int = 0, dataset: DataFile | str = ACL_IMDB, cache: bool = True) -> ImdbData:
     """The IMDb reviews, tokenised, encoded and truncated: ``train, test, vocab = load_imdb(...)``.
 
     vocab_size: words kept (most frequent in the training reviews used), plus the 3 special tokens.
@@ -250,8 +195,8 @@ def load_imdb(vocab_size: int, max_len: int, *, train_reviews: int | None = None
     """
     if max_len < 1:
         raise ValueError(f"max_len must be at least 1, got {max_len}.")
+    dataset = lookup(dataset)
     root = extract(dataset)
-    dataset = REGISTRY[dataset] if isinstance(dataset, str) else dataset
     split_tokens = {}
     for split, n in (("train", train_reviews), ("test", test_reviews)):
         if cache and (n is None or _cache_path(dataset, split).is_file()):
@@ -266,21 +211,7 @@ def load_imdb(vocab_size: int, max_len: int, *, train_reviews: int | None = None
     return ImdbData(train, test, vocab)
 
 
-# --- 4. batches ------------------------------------------------------------------------------------
-def pad_batch(seqs: list[torch.Tensor], pad_id: int = PAD) -> tuple[torch.Tensor, torch.Tensor]:
-    """Stack sequences of different lengths: ``tokens (b, t)`` padded with ``pad_id`` and a boolean
-    ``mask (b, t)``, True at real tokens (they may be attended to); ``t`` is the longest length."""
-    if not seqs:
-        raise ValueError("pad_batch needs at least one sequence.")
-    t = max(len(seq) for seq in seqs)
-    tokens = torch.full((len(seqs), t), pad_id, dtype=torch.long)  # (b, t)
-    mask = torch.zeros(len(seqs), t, dtype=torch.bool)  # (b, t)
-    for row, seq in enumerate(seqs):
-        tokens[row, :len(seq)] = seq
-        mask[row, :len(seq)] = True
-    return tokens, mask
-
-
+# --- batches ---------------------------------------------------------------------------------------
 class ReviewBatches:
     """Padded, length-bucketed batches of ``reviews``; iterate once per epoch.
 

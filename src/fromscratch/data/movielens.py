@@ -2,7 +2,7 @@
 
 100,000 ratings (1-5 stars) of 1,682 movies by 943 users, collected by GroupLens in 1997-98
 (Harper & Konstan 2015). ``load_movielens()`` reads the archive from the data registry
-(``ml-100k``) and returns a :class:`MovieLens` with
+(``MOVIELENS_100K``, named ``ml-100k``) and returns a :class:`MovieLens` with
 
 - every rating as a :class:`Ratings` dataset of three aligned tensors ``user``, ``item``, ``rating``
   (plus ``timestamp``), with 0-based indices: user id ``u`` of the files is index ``u - 1``;
@@ -26,7 +26,7 @@ import numpy as np
 import torch
 from torch.utils.data import Dataset
 
-from fromscratch.data.registry import DataError, extract
+from fromscratch.data.registry import MOVIELENS_100K, DataError, extract
 
 N_USERS, N_ITEMS, N_RATINGS = 943, 1_682, 100_000
 GENRES = ("unknown", "Action", "Adventure", "Animation", "Children's", "Comedy", "Crime", "Documentary",
@@ -184,7 +184,7 @@ def load_movielens(*, test_fraction: float = 0.1, seed: int = 0, max_ratings: in
         raise ValueError(f"test_fraction must be between 0 and 1 (e.g. 0.1), got {test_fraction}.")
     if max_ratings is not None and not 0 < max_ratings <= N_RATINGS:
         raise ValueError(f"max_ratings must be between 1 and {N_RATINGS} (or None for all), got {max_ratings}.")
-    folder = _files(extract("ml-100k"))
+    folder = _files(extract(MOVIELENS_100K))
     ratings = read_ratings(folder)
     titles, genres = read_items(folder)
     if len(titles) != N_ITEMS or int(ratings.user.max()) + 1 != N_USERS:

@@ -1,6 +1,6 @@
 """Where the course's datasets come from, and how a local copy is found, checked and unpacked.
 
-Every dataset is a :class:`Dataset`: a canonical URL, the official sha256 and a file name. ``fetch``
+Every dataset is a :class:`DataFile`: a canonical URL, the official sha256 and a file name. ``fetch``
 returns a verified local archive, looking in this order:
 
 1. the **mirror** directory ``$FROMSCRATCH_MIRROR`` (a classroom copy without internet, or CI's
@@ -41,7 +41,9 @@ class DataError(RuntimeError):
 
 
 @dataclass(frozen=True)
-class Dataset:
+class DataFile:
+    """One downloadable file of the course's data (named so as not to clash with torch's ``Dataset``)."""
+
     name: str  # registry key, e.g. "ml-100k"
     url: str | None  # canonical download address (None: only a mirror can provide it)
     sha256: str | None  # official sha256 of the file at ``url``
@@ -49,10 +51,10 @@ class Dataset:
     description: str = ""
 
 
-REGISTRY: dict[str, Dataset] = {}
+REGISTRY: dict[str, DataFile] = {}
 
 
-def register(dataset: Dataset) -> Dataset:
+def register(dataset: DataFile) -> DataFile:
     """Add ``dataset`` to the registry (each data module registers its own) and return it."""
     REGISTRY[dataset.name] = dataset
     return dataset
@@ -93,7 +95,7 @@ def _mirror_sums(mirror: Path) -> dict[str, tuple[str, Path]]:
     return entries
 
 
-def _from_mirror(dataset: Dataset) -> Path | None:
+def _from_mirror(dataset: DataFile) -> Path | None:
     mirror = mirror_dir()
     if mirror is None:
         return None
@@ -109,20 +111,21 @@ def _from_mirror(dataset: Dataset) -> Path | None:
     return path
 
 
-def _resolve(dataset: Dataset | str) -> Dataset:
-    if isinstance(dataset, Dataset):
+def lookup(dataset: DataFile | str) -> DataFile:
+    """The :class:`DataFile` itself, or the registered one called ``dataset``; DataError if none is."""
+    if isinstance(dataset, DataFile):
         return dataset
     if dataset not in REGISTRY:
         raise DataError(f"No dataset called {dataset!r}. Known: {', '.join(sorted(REGISTRY))}.")
     return REGISTRY[dataset]
 
 
-def fetch(dataset: Dataset | str, *, progressbar: bool = True) -> Path:
-    """A verified local copy of ``dataset`` (a :class:`Dataset` or a registry name).
+def fetch(dataset: DataFile | str, *, progressbar: bool = True) -> Path:
+    """A verified local copy of ``dataset`` (a :class:`DataFile` or a registry name).
 
     Mirror first, then the cache, then a download; see the module docstring.
     """
-    dataset = _resolve(dataset)
+    dataset = lookup(dataset)
     mirrored = _from_mirror(dataset)
     if mirrored is not None:
         return mirrored
@@ -146,13 +149,13 @@ def fetch(dataset: Dataset | str, *, progressbar: bool = True) -> Path:
     return Path(path)
 
 
-def extract(dataset: Dataset | str, *, progressbar: bool = True) -> Path:
+def extract(dataset: DataFile | str, *, progressbar: bool = True) -> Path:
     """Unpack ``dataset``'s archive (zip or tar) once into the cache; return the directory.
 
     The archive is unpacked into a temporary directory that is renamed into place at the end, so an
     interrupted extraction never leaves a half-filled directory that later runs would trust.
     """
-    dataset = _resolve(dataset)
+    dataset = lookup(dataset)
     archive = fetch(dataset, progressbar=progressbar)
     target = cache_dir() / "extracted" / dataset.name
     if target.is_dir():
@@ -180,28 +183,28 @@ def extract(dataset: Dataset | str, *, progressbar: bool = True) -> Path:
 
 
 # --- the course's datasets -------------------------------------------------------------------------
-MOVIELENS_100K = register(Dataset(
+MOVIELENS_100K = register(DataFile(
     name="ml-100k",
     url="https://files.grouplens.org/datasets/movielens/ml-100k.zip",
     sha256="50d2a982c66986937beb9ffb3aa76efe955bf3d5c6b761f4e3a7cd717c6a3229",
     fname="ml-100k.zip",
     description="MovieLens 100K: 100,000 ratings (1-5) of 1,682 movies by 943 users (Harper & Konstan 2015).",
 ))
-IMDB = register(Dataset(
+ACL_IMDB = register(DataFile(
     name="aclImdb",
     url="https://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz",
     sha256="c40f74a18d3b61f90feba1e17730e0d38e8b97c05fde7008942e91923d1658fe",
     fname="aclImdb_v1.tar.gz",
     description="Large Movie Review Dataset v1.0: 25,000 train and 25,000 test reviews (Maas et al. 2011).",
 ))
-ENWIK8 = register(Dataset(
+ENWIK8 = register(DataFile(
     name="enwik8",
     url="https://mattmahoney.net/dc/enwik8.zip",
     sha256="547994d9980ebed1288380d652999f38a14fe291a6247c157c3d33d4932534bc",
     fname="enwik8.zip",
     description="The first 100,000,000 bytes of an English Wikipedia XML dump (Hutter Prize).",
 ))
-ENWIK8_PREFIX = register(Dataset(
+ENWIK8_PREFIX = register(DataFile(
     name="enwik8-prefix-1000000",
     url=None,  # not published: a classroom or CI mirror holds it
     sha256=None,
