@@ -13,55 +13,48 @@ from __future__ import annotations
 
 import argparse
 import platform
-import time
 
 import torch
 
 from fromscratch.attention import KINDS, SelfAttention
-from fromscratch.profiles import AttentionSize, get_profile
+from fromscratch.profiles import AttentionRun, get_profile
+from fromscratch.utils import count_parameters, time_call
 
 
-def ms_per_call(fn, repeats: int, device: torch.device) -> float:
+def ms_per_call(fn, repeats: int) -> float:
     """Fastest time in milliseconds of ``repeats`` calls of ``fn()``, after one warm-up call.
 
     The minimum, as ``timeit`` recommends: other work on the machine only ever adds time, so the
     fastest run is the best estimate of what the computation itself costs.
     """
-    fn()  # warm-up: allocations, kernel selection, lazy initialisation
-    times = []
-    for _ in range(repeats):
-        if device.type == "cuda":
-            torch.cuda.synchronize()
-        start = time.perf_counter()
-        fn()
-        if device.type == "cuda":
-            torch.cuda.synchronize()  # wait for the queued kernels before reading the clock
-        times.append(time.perf_counter() - start)
-    return min(times) * 1e3
+    return time_call(fn, repeats=repeats, warmup=1, statistic="min") * 1e3
 
 
-def table(size: AttentionSize, device: torch.device, kinds: bool) -> None:
-    print(f"\n## {device.type}: batch {size.timing_batch}, emb {size.timing_emb}, heads {size.timing_heads}, "
-          f"fastest of {size.timing_repeats} forward passes after a warm-up (ms)")
+def table(run: AttentionRun, device: torch.device, kinds: bool) -> None:
+    print(
+        f"\n## {device.type}: batch {run.timing_batch}, emb {run.timing_emb}, heads {run.timing_heads}, "
+        f"fastest of {run.timing_repeats} forward passes after a warm-up (ms)"
+    )
     print(f"| {'t':>5} | {'teaching':>9} | {'fast':>9} | {'speed-up':>8} |")
     print(f"|{'-' * 7}|{'-' * 11}|{'-' * 11}|{'-' * 10}|")
     torch.manual_seed(0)
-    attention = SelfAttention(size.timing_emb, size.timing_heads).to(device)
+    attention = SelfAttention(run.timing_emb, run.timing_heads).to(device)
     with torch.no_grad():
-        for t in size.timing_lengths:
-            x = torch.randn(size.timing_batch, t, size.timing_emb, device=device)
-            teaching = ms_per_call(lambda: attention(x, return_attention=True), size.timing_repeats, device)
-            fast = ms_per_call(lambda: attention(x), size.timing_repeats, device)
+        for t in run.timing_lengths:
+            x = torch.randn(run.timing_batch, t, run.timing_emb, device=device)
+            teaching = ms_per_call(lambda x=x: attention(x, return_attention=True), run.timing_repeats)
+            fast = ms_per_call(lambda x=x: attention(x), run.timing_repeats)
             print(f"| {t:>5} | {teaching:>9.3f} | {fast:>9.3f} | {teaching / fast:>7.1f}x |")
         if kinds:
-            t = size.timing_lengths[-1]
-            x = torch.randn(size.timing_batch, t, size.timing_emb, device=device)
+            t = run.timing_lengths[-1]
+            x = torch.randn(run.timing_batch, t, run.timing_emb, device=device)
             print(f"\nfast path by kind at t = {t}:")
             for kind in KINDS:
-                module = SelfAttention(size.timing_emb, size.timing_heads, kind).to(device)
-                params = sum(p.numel() for p in module.parameters())
-                print(f"  {kind:>8}: {ms_per_call(lambda: module(x), size.timing_repeats, device):9.3f} ms, "
-                      f"{params:,} parameters")
+                module = SelfAttention(run.timing_emb, run.timing_heads, kind).to(device)
+                print(
+                    f"  {kind:>8}: {ms_per_call(lambda module=module: module(x), run.timing_repeats):9.3f} ms, "
+                    f"{count_parameters(module):,} parameters"
+                )
 
 
 def main() -> None:
@@ -72,8 +65,10 @@ def main() -> None:
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
-    print(f"torch {torch.__version__}, {platform.processor() or platform.machine()}, "
-          f"{torch.get_num_threads()} CPU threads")
+    print(
+        f"torch {torch.__version__}, {platform.processor() or platform.machine()}, "
+        f"{torch.get_num_threads()} CPU threads"
+    )
     table(get_profile(args.profile or "cpu").attention, torch.device("cpu"), not args.no_kinds)
     if torch.cuda.is_available():
         print(f"\nGPU: {torch.cuda.get_device_name()}")

@@ -1,6 +1,6 @@
 """Benchmark: the `cpu` profile's enwik8 generator after 10 minutes of training on 2 CPU threads.
 
-Trains ``Generator.from_profile(get_profile("cpu").enwik8)`` with ``fromscratch.train`` for a fixed
+Trains ``Generator(get_profile("cpu").enwik8.model)`` with ``fromscratch.train`` for a fixed
 wall-clock budget and prints bits per byte on held-out bytes (the first ``eval_bytes`` of the
 validation split, every byte scored once, see ``fromscratch.metrics.bits_per_byte``).
 
@@ -20,81 +20,93 @@ labelled so in the output.
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 import time
 import warnings
 
 import torch
-import torch.nn.functional as F
 
 from fromscratch.data import DataError, enwik8
+from fromscratch.losses import next_byte_loss
 from fromscratch.metrics import bits_per_byte
 from fromscratch.models import Generator
-from fromscratch.profiles import get_profile, seed_everything
+from fromscratch.profiles import Enwik8Run, get_profile, seed_everything
 from fromscratch.train import TrainConfig, train
+from fromscratch.utils import count_parameters, time_call
 
 
-def loss_in_bits(model: Generator, batch: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
-    x, y = batch  # (b, t), (b, t)
-    return F.cross_entropy(model(x).transpose(1, 2), y) / math.log(2)  # mean bits per predicted byte
-
-
-def seconds_per_step(size, batches, *, warmup: int = 3, timed: int = 12) -> float:
+def seconds_per_step(run: Enwik8Run, batches, *, warmup: int = 3, timed: int = 12) -> float:
     """Time ``timed`` training steps (after ``warmup`` untimed ones) of a throwaway model."""
-    model = Generator.from_profile(size)
-    config = TrainConfig(steps=warmup, lr=size.lr, progress=False)
-    train(model, batches, loss_in_bits, config)
-    start = time.perf_counter()
-    train(model, batches, loss_in_bits, TrainConfig(steps=timed, lr=size.lr, progress=False))
-    return (time.perf_counter() - start) / timed
+    model = Generator(run.model)
+
+    def steps(n: int) -> None:
+        train(model, batches, next_byte_loss, TrainConfig(steps=n, lr=run.lr, progress=False))
+
+    steps(warmup)
+    return time_call(lambda: steps(timed), repeats=1, warmup=0) / timed
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--minutes", type=float, default=10.0, help="training wall-time budget (default 10)")
     parser.add_argument("--threads", type=int, default=2, help="torch CPU threads (default 2)")
-    parser.add_argument("--prefix", action="store_true",
-                        help="use the 1,000,000-byte prefix (NOT the standard split) when the full file is missing")
+    parser.add_argument(
+        "--prefix",
+        action="store_true",
+        help="use the 1,000,000-byte prefix (NOT the standard split) when the full file is missing",
+    )
     parser.add_argument("--eval-bytes", type=int, default=None, help="held-out bytes to score (default: the profile's)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
 
     torch.set_num_threads(args.threads)
     seed_everything(args.seed)
-    size = get_profile("cpu").enwik8
+    run = get_profile("cpu").enwik8
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", enwik8.PrefixWarning)  # said below, in the results
-            data = enwik8.load(enwik8.PREFIX_BYTES if args.prefix else size.data_bytes)
+            data = enwik8.load(enwik8.PREFIX_BYTES if args.prefix else run.data_bytes)
     except DataError as error:
-        print(f"enwik8_cpu: {error}\n\nThis benchmark needs the full enwik8 for the standard split. To try it on "
-              f"the 1,000,000-byte prefix instead (not comparable with published numbers), add --prefix.",
-              file=sys.stderr)
+        print(
+            f"enwik8_cpu: {error}\n\nThis benchmark needs the full enwik8 for the standard split. To try it on "
+            f"the 1,000,000-byte prefix instead (not comparable with published numbers), add --prefix.",
+            file=sys.stderr,
+        )
         return 1
 
-    batches = enwik8.RandomSubsequences(data.train, context=size.context, batch_size=size.batch_size, seed=args.seed)
-    per_step = seconds_per_step(size, batches)
+    batches = enwik8.RandomSubsequences(data.train, context=run.context, batch_size=run.batch_size, seed=args.seed)
+    per_step = seconds_per_step(run, batches)
     budget = args.minutes * 60
     steps = max(1, int(budget / per_step))
-    model = Generator.from_profile(size)
-    config = TrainConfig(steps=steps, lr=size.lr, warmup_steps=min(size.warmup_steps, steps // 10),
-                         grad_clip=1.0, progress=sys.stderr.isatty())
+    model = Generator(run.model)
+    config = TrainConfig(
+        steps=steps,
+        lr=run.lr,
+        warmup_steps=min(run.warmup_steps, steps // 10),
+        grad_clip=1.0,
+        progress=sys.stderr.isatty(),
+    )
     start = time.perf_counter()
-    history = train(model, batches, loss_in_bits, config)
+    history = train(model, batches, next_byte_loss, config)
     trained = time.perf_counter() - start
-    eval_bytes = args.eval_bytes or size.eval_bytes
+    eval_bytes = args.eval_bytes or run.eval_bytes
     start = time.perf_counter()
-    bpb = bits_per_byte(model, data.val, context=size.context, batch_size=64, max_bytes=eval_bytes)
+    bpb = bits_per_byte(model, data.val, context=run.context, batch_size=64, max_bytes=eval_bytes)
     scored = time.perf_counter() - start
 
     print(f"data:       {data.note}")
-    print(f"model:      cpu profile, emb={size.emb} heads={size.heads} depth={size.depth} context={size.context} "
-          f"batch={size.batch_size}, {sum(p.numel() for p in model.parameters()):,} parameters")
-    print(f"training:   {steps:,} steps in {trained / 60:.1f} min on {args.threads} threads "
-          f"({per_step:.3f} s/step calibrated), final training loss {history.last('loss'):.3f} bits/byte")
-    print(f"held out:   first {min(eval_bytes, len(data.val)):,} bytes of the validation split, "
-          f"stride {size.context // 2} ({scored:.0f} s)")
+    print(
+        f"model:      cpu profile, emb={run.emb} heads={run.heads} depth={run.depth} context={run.context} "
+        f"batch={run.batch_size}, {count_parameters(model):,} parameters"
+    )
+    print(
+        f"training:   {steps:,} steps in {trained / 60:.1f} min on {args.threads} threads "
+        f"({per_step:.3f} s/step calibrated), final training loss {history.last('loss'):.3f} bits/byte"
+    )
+    print(
+        f"held out:   first {min(eval_bytes, len(data.val)):,} bytes of the validation split, "
+        f"stride {run.context // 2} ({scored:.0f} s)"
+    )
     print(f"bits per byte: {bpb:.3f}")
     return 0
 

@@ -21,10 +21,10 @@ import platform
 import time
 
 import torch
-import torch.nn.functional as F
 
 from fromscratch.data.imdb import ReviewBatches, load_imdb
-from fromscratch.metrics import predict
+from fromscratch.losses import classification_loss
+from fromscratch.metrics import predict_labels
 from fromscratch.models import Classifier
 from fromscratch.profiles import get_profile, seed_everything
 from fromscratch.train import TrainConfig, train
@@ -41,37 +41,52 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    size = get_profile("smoke" if args.quick else args.profile).imdb
+    run = get_profile("smoke" if args.quick else args.profile).imdb
     seed_everything(args.seed)
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    print(f"torch {torch.__version__}, {platform.processor() or platform.machine()}, {args.threads} CPU threads, "
-          f"device {device.type}\n{size}")
+    print(
+        f"torch {torch.__version__}, {platform.processor() or platform.machine()}, {args.threads} CPU threads, "
+        f"device {device.type}\n{run}"
+    )
 
     start = time.perf_counter()
-    train_set, test_set, vocab = load_imdb(size.vocab_size, size.max_len, train_reviews=size.train_reviews,
-                                           test_reviews=size.test_reviews, seed=args.seed, cache=not args.cold)
-    train_set, _ = train_set.hold_out(size.valid_reviews)  # as chapter 06 does (there for learning curves)
+    train_set, test_set, vocab = load_imdb(
+        run.vocab_words,
+        run.max_len,
+        train_reviews=run.train_reviews,
+        test_reviews=run.test_reviews,
+        seed=args.seed,
+        cache=not args.cold,
+    )
+    train_set, _ = train_set.hold_out(run.valid_reviews)  # as chapter 06 does (there for learning curves)
     data_s = time.perf_counter() - start
-    print(f"data: {len(train_set):,} training and {len(test_set):,} test reviews, vocabulary {len(vocab):,}: "
-          f"{data_s:.1f} s", flush=True)
+    print(
+        f"data: {len(train_set):,} training and {len(test_set):,} test reviews, vocabulary {len(vocab):,}: "
+        f"{data_s:.1f} s",
+        flush=True,
+    )
 
-    model = Classifier(len(vocab), 2, size.emb, size.heads, size.depth, size.max_len, dropout=size.dropout)
-    batches = ReviewBatches(train_set, size.batch_size)
-    config = TrainConfig(epochs=size.epochs, lr=size.lr, warmup_steps=size.warmup_steps,
-                         weight_decay=size.weight_decay, progress=False)
-    loss_fn = lambda m, b: F.cross_entropy(m(b["tokens"], b["mask"]), b["labels"])  # noqa: E731
-    history = train(model, batches, loss_fn, config, device=device)
+    model = Classifier(run.model, vocab_size=len(vocab))  # len(vocab): vocab_words + 3 specials, or fewer words
+    batches = ReviewBatches(train_set, run.batch_size)
+    config = TrainConfig(
+        epochs=run.epochs, lr=run.lr, warmup_steps=run.warmup_steps, weight_decay=run.weight_decay, progress=False
+    )
+    history = train(model, batches, classification_loss, config, device=device)
     train_s = time.perf_counter() - start - data_s
-    print(f"training: {history.rows[-1]['step']:,} steps ({size.epochs} epochs), last loss "
-          f"{history.last('loss'):.3f}: {train_s:.1f} s", flush=True)
+    print(
+        f"training: {history.rows[-1]['step']:,} steps ({run.epochs} epochs), last loss "
+        f"{history.last('loss'):.3f}: {train_s:.1f} s",
+        flush=True,
+    )
 
-    predictions = predict(model, ReviewBatches(test_set, 4 * size.batch_size, shuffle=False), device=device)
+    predictions = predict_labels(model, ReviewBatches(test_set, 4 * run.batch_size, shuffle=False), device=device)
     total_s = time.perf_counter() - start
-    print(f"test: {predictions.accuracy:.2%} accuracy on {len(test_set):,} reviews: "
-          f"{total_s - data_s - train_s:.1f} s")
+    print(f"test: {predictions.accuracy:.2%} accuracy on {len(test_set):,} reviews: {total_s - data_s - train_s:.1f} s")
     met = predictions.accuracy >= TARGET_ACCURACY and total_s <= TARGET_MINUTES * 60
-    print(f"\ntotal {total_s / 60:.1f} min, test accuracy {predictions.accuracy:.2%} "
-          f"(target: >= {TARGET_ACCURACY:.0%} within {TARGET_MINUTES:.0f} min: {'met' if met else 'NOT met'})")
+    print(
+        f"\ntotal {total_s / 60:.1f} min, test accuracy {predictions.accuracy:.2%} "
+        f"(target: >= {TARGET_ACCURACY:.0%} within {TARGET_MINUTES:.0f} min: {'met' if met else 'NOT met'})"
+    )
 
 
 if __name__ == "__main__":

@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import argparse
 import platform
-import statistics
-import time
 from collections import defaultdict
 from dataclasses import dataclass, replace
 
@@ -31,6 +29,7 @@ import torch
 import torch.nn.functional as F
 
 from fromscratch.models import Classifier, Generator
+from fromscratch.utils import time_call
 
 
 @dataclass(frozen=True)
@@ -44,8 +43,10 @@ class Setting:
     vocab: int
 
 
-SETTINGS = [Setting("C  classifier", emb=128, heads=8, depth=6, length=512, batch=4, vocab=50_000),
-            Setting("G  generator", emb=256, heads=8, depth=12, length=256, batch=32, vocab=256)]
+SETTINGS = [
+    Setting("C  classifier", emb=128, heads=8, depth=6, length=512, batch=4, vocab=50_000),
+    Setting("G  generator", emb=256, heads=8, depth=12, length=256, batch=32, vocab=256),
+]
 QUICK = [replace(s, depth=1, length=s.length // 8, batch=2) for s in SETTINGS]
 
 
@@ -55,15 +56,24 @@ def build(setting: Setting, device: torch.device):
     gen = torch.Generator().manual_seed(0)
     tokens = torch.randint(3, setting.vocab, (setting.batch, setting.length), generator=gen).to(device)
     if setting.name.startswith("C"):
-        model = Classifier(setting.vocab, 2, setting.emb, setting.heads, setting.depth, setting.length).to(device)
+        model = Classifier(
+            vocab_size=setting.vocab,
+            num_classes=2,
+            emb=setting.emb,
+            heads=setting.heads,
+            depth=setting.depth,
+            max_len=setting.length,
+        ).to(device)
         labels = torch.randint(0, 2, (setting.batch,), generator=gen).to(device)
         mask = torch.ones_like(tokens, dtype=torch.bool)
 
         def loss_of(teaching: bool):
-            out = model(tokens, mask, return_attention=teaching)
+            out = model(tokens, padding_mask=mask, return_attention=teaching)
             return F.cross_entropy(out[0] if teaching else out, labels)
     else:
-        model = Generator(setting.vocab, setting.emb, setting.heads, setting.depth, setting.length).to(device)
+        model = Generator(
+            vocab_size=setting.vocab, emb=setting.emb, heads=setting.heads, depth=setting.depth, context=setting.length
+        ).to(device)
 
         def loss_of(teaching: bool):
             out = model(tokens[:, :-1], return_attention=teaching)
@@ -83,19 +93,9 @@ def build(setting: Setting, device: torch.device):
     return step
 
 
-def seconds_per_step(step, teaching: bool, warmup: int, repeats: int, device: torch.device) -> float:
-    for _ in range(warmup):  # allocations, kernel choice, the optimiser's state
-        step(teaching)
-    times = []
-    for _ in range(repeats):
-        if device.type == "cuda":
-            torch.cuda.synchronize()
-        start = time.perf_counter()
-        step(teaching)
-        if device.type == "cuda":
-            torch.cuda.synchronize()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+def seconds_per_step(step, teaching: bool, warmup: int, repeats: int) -> float:
+    """The median time of ``repeats`` steps after ``warmup`` (allocations, kernel choice, the optimiser's state)."""
+    return time_call(lambda: step(teaching), repeats=repeats, warmup=warmup, statistic="median")
 
 
 CATEGORIES = [  # (category, substrings of aten op names), first match wins
@@ -147,8 +147,10 @@ def main() -> None:
     devices = [torch.device("cpu")]
     if torch.cuda.is_available() and not args.cpu_only:
         devices.append(torch.device("cuda"))
-    print(f"torch {torch.__version__}, {platform.processor() or platform.machine()}, "
-          f"{args.threads} CPU threads{' (QUICK: tiny sizes, not the benchmark)' if args.quick else ''}")
+    print(
+        f"torch {torch.__version__}, {platform.processor() or platform.machine()}, "
+        f"{args.threads} CPU threads{' (QUICK: tiny sizes, not the benchmark)' if args.quick else ''}"
+    )
     print("\n| setting | device | tokens/step | teaching (tok/s) | fast (tok/s) | fast / teaching |")
     print("|---|---|---:|---:|---:|---:|")
     steps = {}
@@ -157,11 +159,14 @@ def main() -> None:
             step = build(setting, device)
             steps[setting.name, device.type] = step
             tokens = setting.batch * (setting.length - (0 if setting.name.startswith("C") else 1))
-            teaching = tokens / seconds_per_step(step, True, warmup, repeats, device)
-            fast = tokens / seconds_per_step(step, False, warmup, repeats, device)
-            print(f"| {setting.name} (e={setting.emb}, depth {setting.depth}, t={setting.length}, "
-                  f"b={setting.batch}, V={setting.vocab:,}) | {device.type} | {tokens:,} | {teaching:,.0f} | "
-                  f"{fast:,.0f} | {fast / teaching:.2f}x |", flush=True)
+            teaching = tokens / seconds_per_step(step, True, warmup, repeats)
+            fast = tokens / seconds_per_step(step, False, warmup, repeats)
+            print(
+                f"| {setting.name} (e={setting.emb}, depth {setting.depth}, t={setting.length}, "
+                f"b={setting.batch}, V={setting.vocab:,}) | {device.type} | {tokens:,} | {teaching:,.0f} | "
+                f"{fast:,.0f} | {fast / teaching:.2f}x |",
+                flush=True,
+            )
     if args.profile:
         for setting in settings:
             step = steps[setting.name, "cpu"]

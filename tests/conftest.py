@@ -1,13 +1,15 @@
-"""Shared test fixtures: the offline data mirror and a hermetic data cache."""
+"""Shared test set-up: a headless plotting backend, the offline data mirror and a hermetic data cache."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
+import matplotlib
 import pytest
 import torch
 
+matplotlib.use("Agg")  # draw into memory: no window, no display needed (before any test imports pyplot)
 torch.set_num_threads(1)  # the tests' tensors are tiny: one thread is as fast, and steady on a busy machine
 
 

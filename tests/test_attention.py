@@ -11,8 +11,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch.testing import assert_close
 
-from fromscratch.attention import (KINDS, SelfAttention, basic_self_attention, causal_mask, padding_mask,
-                                   scaled_dot_product_attention)
+from fromscratch.attention import (
+    KINDS,
+    SelfAttention,
+    basic_self_attention,
+    causal_mask,
+    padding_mask,
+    scaled_dot_product_attention,
+)
 
 SETTINGS = settings(max_examples=40, deadline=None, derandomize=True, database=None)
 
@@ -83,56 +89,34 @@ def test_sdpa_fully_masked_row_gives_zeros_and_finite_gradients():
     assert (q.grad[:, 1] == 0).all()
 
 
-@pytest.mark.parametrize("bad", [
-    lambda: scaled_dot_product_attention(torch.randn(2, 3, 4), torch.randn(2, 5, 3), torch.randn(2, 5, 4)),
-    lambda: scaled_dot_product_attention(torch.randn(2, 3, 4), torch.randn(2, 5, 4), torch.randn(2, 6, 4)),
-    lambda: scaled_dot_product_attention(torch.randn(3, 4), torch.randn(1, 5, 4), torch.randn(1, 5, 4)),
-    lambda: scaled_dot_product_attention(torch.randn(3, 4), torch.randn(5, 4), torch.randn(5, 4),
-                                         mask=torch.ones(5, 3, dtype=torch.bool)),
-    lambda: scaled_dot_product_attention(torch.randn(3, 4), torch.randn(5, 4), torch.randn(5, 4),
-                                         mask=torch.ones(3, 5)),
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        lambda: scaled_dot_product_attention(torch.randn(2, 3, 4), torch.randn(2, 5, 3), torch.randn(2, 5, 4)),
+        lambda: scaled_dot_product_attention(torch.randn(2, 3, 4), torch.randn(2, 5, 4), torch.randn(2, 6, 4)),
+        lambda: scaled_dot_product_attention(torch.randn(3, 4), torch.randn(1, 5, 4), torch.randn(1, 5, 4)),
+        lambda: scaled_dot_product_attention(
+            torch.randn(3, 4), torch.randn(5, 4), torch.randn(5, 4), attn_mask=torch.ones(5, 3, dtype=torch.bool)
+        ),
+        lambda: scaled_dot_product_attention(
+            torch.randn(3, 4), torch.randn(5, 4), torch.randn(5, 4), attn_mask=torch.ones(3, 5)
+        ),
+    ],
+)
 def test_sdpa_wrong_shapes_raise(bad):
     with pytest.raises(ValueError, match=r"\(\.\.\., tq|mask must be boolean"):
         bad()
 
 
 # --- SelfAttention ---------------------------------------------------------------------------------
-def test_standard_matches_nn_multihead_attention():
-    torch.manual_seed(0)
-    e, h = 12, 3
-    ours = SelfAttention(e, h, qkv_bias=True)
-    theirs = torch.nn.MultiheadAttention(e, h, batch_first=True)
-    with torch.no_grad():
-        theirs.in_proj_weight.copy_(torch.cat([ours.to_queries.weight, ours.to_keys.weight, ours.to_values.weight]))
-        theirs.in_proj_bias.copy_(torch.cat([ours.to_queries.bias, ours.to_keys.bias, ours.to_values.bias]))
-        theirs.out_proj.weight.copy_(ours.unify_heads.weight)
-        theirs.out_proj.bias.copy_(ours.unify_heads.bias)
-    x = torch.randn(2, 5, e)
-    lengths = torch.tensor([5, 3])
-    for mask in (None, padding_mask(lengths, 5)):
-        out, weights = ours(x, mask, return_attention=True)
-        # nn.MultiheadAttention's key_padding_mask has the opposite polarity: True = ignore.
-        ref_out, ref_weights = theirs(x, x, x, key_padding_mask=None if mask is None else ~mask)
-        assert_close(out, ref_out, atol=1e-5, rtol=1e-4)
-        assert_close(weights.mean(1), ref_weights, atol=1e-6, rtol=1e-4)
-        assert_close(ours(x, mask), ref_out, atol=1e-5, rtol=1e-4)
-    causal_out = ours.__class__(e, h, causal=True, qkv_bias=True)
-    causal_out.load_state_dict(ours.state_dict())
-    for mask in (None, padding_mask(lengths, 5)):  # causal=True combines with a key-padding mask
-        ref, ref_weights = theirs(x, x, x, attn_mask=~causal_mask(5),
-                                  key_padding_mask=None if mask is None else ~mask)
-        out, weights = causal_out(x, mask, return_attention=True)
-        assert_close(causal_out(x, mask), ref, atol=1e-5, rtol=1e-4)
-        assert_close(out, ref, atol=1e-5, rtol=1e-4)
-        assert_close(weights.mean(1), ref_weights, atol=1e-6, rtol=1e-4)
-
-
 def test_parameter_counts_of_the_three_kinds():
     e, h = 16, 4
     count = {kind: sum(p.numel() for p in SelfAttention(e, h, kind).parameters()) for kind in KINDS}
-    assert count == {"standard": 3 * e * e + e * e + e, "wide": 3 * e * e * h + e * h * e + e,
-                     "narrow": 3 * h * (e // h) ** 2 + e * e + e}
+    assert count == {
+        "standard": 3 * e * e + e * e + e,
+        "wide": 3 * e * e * h + e * h * e + e,
+        "narrow": 3 * h * (e // h) ** 2 + e * e + e,
+    }
 
 
 def test_narrow_heads_see_only_their_chunk():
@@ -147,13 +131,16 @@ def test_narrow_heads_see_only_their_chunk():
     assert not torch.allclose(after[:, 1], before[:, 1])
 
 
-MASKS = {
-    "none": lambda b, h, t: None,
-    "key padding (b, t)": lambda b, h, t: padding_mask(torch.randint(0, t + 1, (b,)), t),
-    "pattern (t, t)": lambda b, h, t: torch.rand(t, t) < 0.6,
-    "pattern (b, t, t)": lambda b, h, t: torch.rand(b, t, t) < 0.6,
-    "pattern (b, h, t, t)": lambda b, h, t: torch.rand(b, h, t, t) < 0.6,
-    "pattern (1, 1, t, t)": lambda b, h, t: torch.rand(1, 1, t, t) < 0.6,
+MASKS = {  # keyword arguments of SelfAttention.forward
+    "none": lambda b, h, t: {},
+    "key padding (b, t)": lambda b, h, t: dict(padding_mask=padding_mask(torch.randint(0, t + 1, (b,)), t)),
+    "pattern (t, t)": lambda b, h, t: dict(attn_mask=torch.rand(t, t) < 0.6),
+    "pattern (b, 1, t, t)": lambda b, h, t: dict(attn_mask=torch.rand(b, 1, t, t) < 0.6),
+    "pattern (b, h, t, t)": lambda b, h, t: dict(attn_mask=torch.rand(b, h, t, t) < 0.6),
+    "pattern (1, 1, t, t)": lambda b, h, t: dict(attn_mask=torch.rand(1, 1, t, t) < 0.6),
+    "key padding and pattern": lambda b, h, t: dict(
+        padding_mask=padding_mask(torch.randint(0, t + 1, (b,)), t), attn_mask=torch.rand(t, t) < 0.6
+    ),
 }
 
 
@@ -164,28 +151,33 @@ def test_fast_path_equals_teaching_path(kind, mask_name, causal):
     torch.manual_seed(1)
     b, h, t, e = 3, 2, 6, 8
     attention = SelfAttention(e, h, kind, causal=causal)
-    mask = MASKS[mask_name](b, h, t)
+    masks = MASKS[mask_name](b, h, t)
     x = torch.randn(b, t, e, requires_grad=True)
     target = torch.randn(b, t, e)
     grads = []
     for explicit in (True, False):
         attention.zero_grad()
         x.grad = None
-        out = attention(x, mask, return_attention=True)[0] if explicit else attention(x, mask)
+        out = attention(x, **masks, return_attention=True)[0] if explicit else attention(x, **masks)
         assert torch.isfinite(out).all()
         (out * target).sum().backward()
         grads.append((out.detach(), x.grad.clone(), [p.grad.clone() for p in attention.parameters()]))
     (out1, gx1, gp1), (out2, gx2, gp2) = grads
     assert_close(out2, out1, atol=1e-5, rtol=1e-4)
     assert_close(gx2, gx1, atol=1e-5, rtol=1e-4)
-    for g2, g1 in zip(gp2, gp1):
+    for g2, g1 in zip(gp2, gp1, strict=True):
         assert torch.isfinite(g1).all()
         assert_close(g2, g1, atol=1e-5, rtol=1e-4)
 
 
 @SETTINGS
-@given(kind=st.sampled_from(KINDS), b=st.integers(1, 3), t=st.integers(1, 6), h=st.sampled_from([1, 2, 4]),
-       seed=st.integers(0, 2**16))
+@given(
+    kind=st.sampled_from(KINDS),
+    b=st.integers(1, 3),
+    t=st.integers(1, 6),
+    h=st.sampled_from([1, 2, 4]),
+    seed=st.integers(0, 2**16),
+)
 def test_random_shapes_keep_shape_and_paths_agree(kind, b, t, h, seed):
     torch.manual_seed(seed)
     attention = SelfAttention(4 * h, h, kind)
@@ -218,13 +210,13 @@ def test_causal_attention_never_looks_ahead(kind, explicit):
     x = torch.randn(1, t, 8)
     for i in range(t - 1):
         changed = x.clone()
-        changed[:, i + 1:] = torch.randn(1, t - i - 1, 8) * 10
-        assert_close(run(changed)[:, :i + 1], run(x)[:, :i + 1], atol=1e-6, rtol=0)
+        changed[:, i + 1 :] = torch.randn(1, t - i - 1, 8) * 10
+        assert_close(run(changed)[:, : i + 1], run(x)[:, : i + 1], atol=1e-6, rtol=0)
         # and exactly zero gradient from output i to every later input
         xg = x.clone().requires_grad_(True)
         run(xg)[0, i].sum().backward()
-        assert (xg.grad[0, i + 1:] == 0).all()
-        assert xg.grad[0, :i + 1].abs().sum() > 0
+        assert (xg.grad[0, i + 1 :] == 0).all()
+        assert xg.grad[0, : i + 1].abs().sum() > 0
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -235,10 +227,10 @@ def test_fully_masked_sequence_gives_zero_attention_and_finite_gradients(kind, e
     x = torch.randn(2, 4, 8, requires_grad=True)
     mask = padding_mask(torch.tensor([3, 0]), 4)  # the second sequence is all padding
     if explicit:
-        out, weights = attention(x, mask, return_attention=True)
+        out, weights = attention(x, padding_mask=mask, return_attention=True)
         assert (weights[1] == 0).all() and (weights[0, :, :, 3] == 0).all()
     else:
-        out = attention(x, mask)
+        out = attention(x, padding_mask=mask)
     # attention gives zeros, so the output is unify_heads' bias alone
     assert_close(out[1], attention.unify_heads.bias.expand(4, 8).detach())
     out.sum().backward()
@@ -246,27 +238,48 @@ def test_fully_masked_sequence_gives_zero_attention_and_finite_gradients(kind, e
     assert all(torch.isfinite(p.grad).all() for p in attention.parameters())
 
 
-def test_key_padding_wins_when_batch_equals_length():
+def test_the_keyword_says_what_a_square_mask_means():
+    """With b == t a (b, t) mask and a (t, t) pattern have the same shape: the keyword decides."""
     torch.manual_seed(5)
     attention = SelfAttention(4, 1)
     x = torch.randn(3, 3, 4)
     mask = padding_mask(torch.tensor([3, 2, 1]), 3)  # (b, t) with b == t
-    _, weights = attention(x, mask, return_attention=True)
-    assert (weights[2, 0, :, 1:] == 0).all() and (weights[2, 0, :, 0] == 1).all()
+    _, weights = attention(x, padding_mask=mask, return_attention=True)
+    assert (weights[2, 0, :, 1:] == 0).all() and (weights[2, 0, :, 0] == 1).all()  # sequence 2 has 1 real key
+    _, weights = attention(x, attn_mask=mask, return_attention=True)
+    assert (weights[:, 0, 2, 1:] == 0).all() and (weights[:, 0, 2, 0] == 1).all()  # query 2 may see key 0 only
 
 
-@pytest.mark.parametrize("make, match", [
-    (lambda: SelfAttention(10, 3), "divisible"),
-    (lambda: SelfAttention(8, 2, kind="sliced"), "kind must be one of"),
-    (lambda: SelfAttention(8, 2)(torch.randn(2, 5, 6)), r"\(b, t, e\) with e=8"),
-    (lambda: SelfAttention(8, 2)(torch.randn(5, 8)), r"\(b, t, e\)"),
-    (lambda: SelfAttention(8, 2)(torch.randn(2, 5, 8), torch.ones(2, 4, dtype=torch.bool)),
-     r"key-padding mask \(b, t\)"),
-    (lambda: SelfAttention(8, 2)(torch.randn(2, 5, 8), torch.ones(3, 5, 5, dtype=torch.bool)), r"\(b, t, t\)"),
-    (lambda: SelfAttention(8, 2)(torch.randn(2, 5, 8), torch.ones(2, 5)), "boolean"),
-])
+@pytest.mark.parametrize(
+    "make, match",
+    [
+        (lambda: SelfAttention(10, 3), "divisible"),
+        (lambda: SelfAttention(8, 2, kind="sliced"), "kind must be one of"),
+        (lambda: SelfAttention(8, 2)(torch.randn(2, 5, 6)), r"\(b, t, e\) with e=8"),
+        (lambda: SelfAttention(8, 2)(torch.randn(5, 8)), r"\(b, t, e\)"),
+        (
+            lambda: SelfAttention(8, 2)(torch.randn(2, 5, 8), padding_mask=torch.ones(2, 4, dtype=torch.bool)),
+            r"padding_mask must have shape \(b, tk\) = \(2, 5\)",
+        ),
+        (
+            lambda: SelfAttention(8, 2)(torch.randn(2, 5, 8), padding_mask=torch.ones(5, 5, dtype=torch.bool)),
+            "pass a .* pattern as attn_mask",
+        ),
+        (lambda: SelfAttention(8, 2)(torch.randn(2, 5, 8), padding_mask=torch.ones(2, 5)), "boolean"),
+        (
+            lambda: SelfAttention(8, 2)(torch.randn(2, 5, 8), attn_mask=torch.ones(2, 5, 5, dtype=torch.bool)),
+            r"mask\[:, None\]",
+        ),
+        (
+            lambda: SelfAttention(8, 2)(torch.randn(2, 5, 8), attn_mask=torch.ones(3, 1, 5, 5, dtype=torch.bool)),
+            "does not broadcast",
+        ),
+        (lambda: SelfAttention(8, 2)(torch.randn(2, 5, 8), attn_mask=torch.ones(5, 5)), "boolean"),
+        (lambda: SelfAttention(8, 2)(torch.randn(2, 5, 8), torch.ones(2, 5, dtype=torch.bool)), None),
+    ],
+)
 def test_self_attention_wrong_input_raises(make, match):
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises(TypeError if match is None else ValueError, match=match):  # masks are keyword-only
         make()
 
 

@@ -4,20 +4,22 @@ from __future__ import annotations
 
 import pytest
 import torch
-import torch.nn.functional as F
 
 from fromscratch.data.imdb import pad_batch
-from fromscratch.metrics import Predictions, accuracy, predict
-from fromscratch.models import Classifier
+from fromscratch.losses import classification_loss
+from fromscratch.metrics import Predictions, accuracy, predict_labels
+from fromscratch.models import Classifier, ClassifierConfig
 from fromscratch.train import TrainConfig, train
 
 TOL = dict(atol=1e-5, rtol=1e-4)
 
 
+SMALL = ClassifierConfig(vocab_size=50, num_classes=3, emb=16, heads=4, depth=2, max_len=12)
+
+
 def small(pooling="mean", positions="embedding", **kwargs):
     torch.manual_seed(0)
-    return Classifier(50, 3, emb=16, heads=4, depth=2, max_len=12, pooling=pooling, positions=positions,
-                      **kwargs).eval()
+    return Classifier(SMALL, pooling=pooling, positions=positions, **kwargs).eval()
 
 
 @pytest.mark.parametrize("pooling", ["mean", "cls"])
@@ -35,12 +37,12 @@ def test_padding_does_not_change_the_logits(pooling, positions):
     model = small(pooling, positions)
     seqs = [torch.randint(3, 50, (n,)) for n in (9, 4, 1)]
     tokens, mask = pad_batch(seqs)  # (3, 9): padded with id 0
-    logits = model(tokens, mask)
+    logits = model(tokens, padding_mask=mask)
     for row, seq in enumerate(seqs):
         torch.testing.assert_close(logits[row], model(seq[None])[0], **TOL)
-    torch.testing.assert_close(model(tokens), logits, **TOL)  # mask=None: read from the padding id
+    torch.testing.assert_close(model(tokens), logits, **TOL)  # padding_mask=None: read from the padding id
     garbage = torch.where(mask, tokens, torch.randint(3, 50, tokens.shape))
-    torch.testing.assert_close(model(garbage, mask), logits, **TOL)
+    torch.testing.assert_close(model(garbage, padding_mask=mask), logits, **TOL)
 
 
 def test_without_positions_word_order_is_invisible():
@@ -56,18 +58,37 @@ def test_without_positions_word_order_is_invisible():
 def test_cls_pooling_reads_position_zero():
     model = small("cls")
     tokens = torch.randint(3, 50, (2, 6))
-    x = model.stack(tokens, tokens != 0)  # (b, t, e)
+    x = model.stack(tokens, padding_mask=tokens != 0)  # (b, t, e)
     torch.testing.assert_close(model(tokens), model.to_logits(x[:, 0]), **TOL)
+
+
+def test_config_and_keyword_fields():
+    assert ClassifierConfig() == ClassifierConfig(
+        vocab_size=50_003, num_classes=2, emb=128, heads=8, depth=6, max_len=512
+    )  # the blog's model
+    model = Classifier(SMALL, depth=1, pooling="cls")
+    assert model.config == ClassifierConfig(
+        vocab_size=50, num_classes=3, emb=16, heads=4, depth=1, max_len=12, pooling="cls"
+    )
+    assert len(model.stack.blocks) == 1 and model.to_logits.out_features == 3
+    same = Classifier(vocab_size=50, num_classes=3, emb=16, heads=4, depth=1, max_len=12, pooling="cls")
+    assert same.config == model.config
 
 
 def test_errors_say_what_to_do():
     with pytest.raises(ValueError, match="pooling must be"):
-        Classifier(50, 2, 16, 4, 1, 8, pooling="max")
+        Classifier(SMALL, pooling="max")
+    with pytest.raises(TypeError, match="unexpected keyword argument 'embb'"):
+        Classifier(SMALL, embb=16)
+    with pytest.raises(TypeError, match=r"takes a ClassifierConfig \(e.g. prof.imdb.model\), got int"):
+        Classifier(50)
     model = small()
     with pytest.raises(ValueError, match="max_len=12"):
         model(torch.ones(1, 13, dtype=torch.long))
-    with pytest.raises(ValueError, match="key-padding mask"):
-        model(torch.ones(2, 5, dtype=torch.long), torch.ones(5, 5, dtype=torch.bool))
+    with pytest.raises(ValueError, match=r"padding_mask must have shape \(b, tk\) = \(2, 5\)"):
+        model(torch.ones(2, 5, dtype=torch.long), padding_mask=torch.ones(5, 5, dtype=torch.bool))
+    with pytest.raises(TypeError):
+        model(torch.ones(2, 5, dtype=torch.long), torch.ones(2, 5, dtype=torch.bool))  # the mask is keyword-only
 
 
 def test_learns_a_toy_task_with_the_training_loop():
@@ -78,13 +99,19 @@ def test_learns_a_toy_task_with_the_training_loop():
     where = torch.randint(0, 10, (512,), generator=gen)
     tokens[labels == 1, where[labels == 1]] = 5
     mask = torch.ones_like(tokens, dtype=torch.bool)
-    batches = [{"tokens": tokens[i:i + 64], "mask": mask[i:i + 64], "labels": labels[i:i + 64],
-                "index": torch.arange(i, i + 64)} for i in range(0, 512, 64)]
+    batches = [
+        {
+            "tokens": tokens[i : i + 64],
+            "padding_mask": mask[i : i + 64],
+            "labels": labels[i : i + 64],
+            "index": torch.arange(i, i + 64),
+        }
+        for i in range(0, 512, 64)
+    ]
     torch.manual_seed(0)
-    model = Classifier(20, 2, emb=16, heads=2, depth=1, max_len=10)
-    loss_fn = lambda m, b: F.cross_entropy(m(b["tokens"], b["mask"]), b["labels"])  # noqa: E731
-    train(model, batches, loss_fn, TrainConfig(steps=40, lr=1e-2, warmup_steps=10, progress=False))
-    assert predict(model, batches).accuracy > 0.95
+    model = Classifier(vocab_size=20, num_classes=2, emb=16, heads=2, depth=1, max_len=10)
+    train(model, batches, classification_loss, TrainConfig(steps=40, lr=1e-2, warmup_steps=10, progress=False))
+    assert predict_labels(model, batches).accuracy > 0.95
 
 
 # --- metrics ---------------------------------------------------------------------------------------
@@ -104,13 +131,14 @@ def test_predict_restores_the_data_order_and_finds_confident_mistakes():
     batches = []
     for index in order:
         tokens, mask = pad_batch([seqs[i] for i in index])
-        batches.append({"tokens": tokens, "mask": mask, "labels": labels[index], "index": torch.tensor(index)})
-    got = predict(model, batches)
+        batches.append({"tokens": tokens, "padding_mask": mask, "labels": labels[index], "index": torch.tensor(index)})
+    got = predict_labels(model, batches)
     expected = torch.cat([model(s[None]).softmax(-1) for s in seqs])
     torch.testing.assert_close(got.probs, expected, **TOL)
     torch.testing.assert_close(got.labels, labels)
 
-    made_up = Predictions(probs=torch.tensor([[0.9, 0.1], [0.2, 0.8], [0.6, 0.4], [0.3, 0.7]]),
-                          labels=torch.tensor([1, 1, 1, 0]))
+    made_up = Predictions(
+        probs=torch.tensor([[0.9, 0.1], [0.2, 0.8], [0.6, 0.4], [0.3, 0.7]]), labels=torch.tensor([1, 1, 1, 0])
+    )
     assert made_up.accuracy == pytest.approx(0.25)
     assert made_up.most_confidently_wrong(2).tolist() == [0, 3]

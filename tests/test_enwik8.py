@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from fromscratch.data import DataError, Dataset
-from fromscratch.data import enwik8
+from fromscratch.data import DataError, DataFile, enwik8
 from fromscratch.data.registry import REGISTRY
 from fromscratch.profiles import get_profile
 
@@ -36,9 +35,12 @@ def small_mirror(tmp_path, monkeypatch):
     (mirror / "SHA256SUMS").write_text("\n".join(lines) + "\n")
     monkeypatch.setenv("FROMSCRATCH_MIRROR", str(mirror))
     monkeypatch.setenv("FROMSCRATCH_DATA", str(tmp_path / "cache"))
-    for name, fname in [("tiny-enwik8", full.name), ("tiny-enwik8-prefix", prefix.name),
-                        ("tiny-missing", "not-in-the-mirror.zip")]:
-        monkeypatch.setitem(REGISTRY, name, Dataset(name=name, url=None, sha256=None, fname=fname))
+    for name, fname in [
+        ("tiny-enwik8", full.name),
+        ("tiny-enwik8-prefix", prefix.name),
+        ("tiny-missing", "not-in-the-mirror.zip"),
+    ]:
+        monkeypatch.setitem(REGISTRY, name, DataFile(name=name, url=None, sha256=None, fname=fname))
     return content
 
 
@@ -64,8 +66,11 @@ def test_standard_split_cuts_the_full_file_at_fixed_offsets(small_mirror):
     assert bytes(data.val.tolist()) == small_mirror[1800:1900]
     assert bytes(data.test.tolist()) == small_mirror[1900:]
     assert "standard split" in repr(data) and "NOT" not in repr(data)
-    assert enwik8.standard_offsets() == {"train": (0, 90_000_000), "val": (90_000_000, 95_000_000),
-                                         "test": (95_000_000, 100_000_000)}
+    assert enwik8.standard_offsets() == {
+        "train": (0, 90_000_000),
+        "val": (90_000_000, 95_000_000),
+        "test": (95_000_000, 100_000_000),
+    }
 
 
 def test_a_file_of_the_wrong_length_is_not_taken_for_the_full_enwik8(small_mirror):
@@ -75,8 +80,14 @@ def test_a_file_of_the_wrong_length_is_not_taken_for_the_full_enwik8(small_mirro
 
 def test_prefix_preferred_when_it_holds_enough_and_split_in_proportion(small_mirror):
     with pytest.warns(enwik8.PrefixWarning):
-        data = enwik8.load(800, dataset="tiny-missing", prefix="tiny-enwik8-prefix", prefix_bytes=1000,
-                           split=(1800, 100, 100), progressbar=False)
+        data = enwik8.load(
+            800,
+            dataset="tiny-missing",
+            prefix="tiny-enwik8-prefix",
+            prefix_bytes=1000,
+            split=(1800, 100, 100),
+            progressbar=False,
+        )
     assert data.source == "tiny-enwik8-prefix" and not data.standard_split
     assert data.offsets == {"train": (0, 720), "val": (720, 760), "test": (760, 800)}
     assert bytes(torch.cat([data.train, data.val, data.test]).tolist()) == small_mirror[:800]
@@ -85,12 +96,17 @@ def test_prefix_preferred_when_it_holds_enough_and_split_in_proportion(small_mir
 
 def test_more_than_the_prefix_needs_the_full_file(small_mirror):
     with pytest.warns(enwik8.PrefixWarning):  # the full file serves a longer prefix, still not standard
-        data = enwik8.load(1500, dataset="tiny-enwik8", prefix="tiny-enwik8-prefix", prefix_bytes=1000,
-                           split=(1800, 100, 100), progressbar=False)
+        data = enwik8.load(
+            1500,
+            dataset="tiny-enwik8",
+            prefix="tiny-enwik8-prefix",
+            prefix_bytes=1000,
+            split=(1800, 100, 100),
+            progressbar=False,
+        )
     assert data.source == "tiny-enwik8" and data.offsets["test"] == (1425, 1500)
     with pytest.raises(DataError, match="FROMSCRATCH_MIRROR") as error:
-        enwik8.load(1500, dataset="tiny-missing", prefix="tiny-enwik8-prefix", prefix_bytes=1000,
-                    progressbar=False)
+        enwik8.load(1500, dataset="tiny-missing", prefix="tiny-enwik8-prefix", prefix_bytes=1000, progressbar=False)
     assert "data_bytes <= 1,000" in str(error.value)  # says a short run could use the prefix
     with pytest.raises(ValueError, match="positive"):
         enwik8.load(0, dataset="tiny-enwik8")
@@ -107,7 +123,7 @@ def test_random_subsequences_are_next_byte_pairs_and_seeded():
         torch.testing.assert_close(x[:, 1:] - x[:, :-1], torch.ones(4, 15, dtype=torch.long))  # contiguous
         assert int(y.max()) <= 199
     again = list(batches)
-    assert all(torch.equal(a[0], b[0]) for a, b in zip(first, again))  # a fresh, identical stream
+    assert all(torch.equal(a[0], b[0]) for a, b in zip(first, again, strict=True))  # a fresh, identical stream
     other = next(iter(enwik8.RandomSubsequences(data, context=16, batch_size=4, seed=4)))
     assert not torch.equal(other[0], first[0][0])
     with pytest.raises(ValueError, match="too few"):
@@ -116,10 +132,23 @@ def test_random_subsequences_are_next_byte_pairs_and_seeded():
 
 def test_fallback_to_the_prefix_only_when_asked_and_loudly(small_mirror):
     with pytest.raises(DataError):
-        enwik8.load(None, dataset="tiny-missing", prefix="tiny-enwik8-prefix", prefix_bytes=1000,
-                    split=(1800, 100, 100), progressbar=False)
+        enwik8.load(
+            None,
+            dataset="tiny-missing",
+            prefix="tiny-enwik8-prefix",
+            prefix_bytes=1000,
+            split=(1800, 100, 100),
+            progressbar=False,
+        )
     with pytest.warns(enwik8.PrefixWarning, match="full file could not be had"):
-        data = enwik8.load(None, dataset="tiny-missing", prefix="tiny-enwik8-prefix", prefix_bytes=1000,
-                           split=(1800, 100, 100), progressbar=False, fallback_to_prefix=True)
+        data = enwik8.load(
+            None,
+            dataset="tiny-missing",
+            prefix="tiny-enwik8-prefix",
+            prefix_bytes=1000,
+            split=(1800, 100, 100),
+            progressbar=False,
+            fallback_to_prefix=True,
+        )
     assert data.source == "tiny-enwik8-prefix" and not data.standard_split
     assert bytes(data.train.tolist()) == small_mirror[:900]

@@ -39,8 +39,9 @@ def test_temperature_towards_zero_equals_greedy():
         assert generate(model, "The [[", 40, temperature=temperature, seed=3) == expected
     logits = torch.randn(5, 256, generator=torch.Generator().manual_seed(2))
     torch.testing.assert_close(next_token(logits, temperature=0), logits.argmax(-1))
-    torch.testing.assert_close(next_token(logits, temperature=1e-4, generator=torch.Generator().manual_seed(0)),
-                               logits.argmax(-1))
+    torch.testing.assert_close(
+        next_token(logits, temperature=1e-4, generator=torch.Generator().manual_seed(0)), logits.argmax(-1)
+    )
 
 
 def test_top_k_only_draws_from_the_k_most_likely():
@@ -100,3 +101,18 @@ def test_probabilities_worked_by_hand():
     torch.testing.assert_close(probabilities(logits, temperature=0.5, top_k=2)[0], expected)
     torch.testing.assert_close(probabilities(logits, temperature=0)[0], torch.tensor([1.0, 0.0, 0.0, 0.0]))
     torch.testing.assert_close(probabilities(logits)[0], torch.softmax(logits[0], dim=0))
+
+
+class ModeSpy(WindowSum):
+    """WindowSum that records whether it was called in training mode."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.seen = {*getattr(self, "seen", set()), self.training}
+        return super().forward(x)
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_generation_runs_in_eval_mode_and_restores_the_mode(training):
+    model = ModeSpy().train(training)
+    generate(model, "ab", 3)
+    assert model.seen == {False} and model.training == training

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 
-from fromscratch.models import Generator
+from fromscratch.losses import next_byte_loss
+from fromscratch.models import Generator, GeneratorConfig
 from fromscratch.profiles import get_profile
 
 T = 10
@@ -13,7 +16,7 @@ T = 10
 
 def small(causal: bool = True, norm: str = "post", seed: int = 0) -> Generator:
     torch.manual_seed(seed)
-    return Generator(256, emb=16, heads=2, depth=2, context=T, causal=causal, norm=norm)
+    return Generator(emb=16, heads=2, depth=2, context=T, causal=causal, norm=norm)
 
 
 def embedding_gradients(model: Generator, tokens: torch.Tensor, i: int) -> torch.Tensor:
@@ -46,9 +49,9 @@ def test_changing_later_tokens_never_changes_earlier_outputs(norm, return_attent
     logits = run(tokens)
     for i in range(T - 1):
         changed = tokens.clone()
-        changed[:, i + 1:] = torch.randint(0, 256, (3, T - i - 1), generator=gen)
+        changed[:, i + 1 :] = torch.randint(0, 256, (3, T - i - 1), generator=gen)
         torch.testing.assert_close(run(changed)[:, : i + 1], logits[:, : i + 1], atol=0, rtol=0)
-        assert not torch.allclose(run(changed)[:, i + 1:], logits[:, i + 1:])  # later outputs do change
+        assert not torch.allclose(run(changed)[:, i + 1 :], logits[:, i + 1 :])  # later outputs do change
 
 
 @pytest.mark.parametrize("norm", ["post", "pre"])
@@ -57,7 +60,7 @@ def test_gradient_from_later_positions_is_exactly_zero(norm):
     tokens = torch.randint(0, 256, (2, T), generator=torch.Generator().manual_seed(2))
     for i in range(T):
         grad = embedding_gradients(model, tokens, i)  # (b, t, e)
-        assert torch.count_nonzero(grad[:, i + 1:]) == 0, f"position {i} sees later inputs"
+        assert torch.count_nonzero(grad[:, i + 1 :]) == 0, f"position {i} sees later inputs"
         assert torch.count_nonzero(grad[:, : i + 1].abs().sum(-1)) == 2 * (i + 1)  # every earlier one matters
         model.zero_grad()
 
@@ -87,6 +90,28 @@ def test_shapes_attention_and_context_limit():
 
 def test_built_from_every_profile():
     for name in ("smoke", "cpu", "gpu"):
-        size = get_profile(name).enwik8
-        model = Generator.from_profile(size)
-        assert model.context == size.context and len(model.stack.blocks) == size.depth
+        run = get_profile(name).enwik8
+        model = Generator(run.model)
+        assert model.context == run.context and len(model.stack.blocks) == run.depth and model.vocab_size == 256
+        demo = Generator(run.model, context=run.demo_context, causal=False)
+        assert demo.config.context == run.demo_context and not demo.config.causal and demo.config.emb == run.emb
+
+
+def test_config_defaults_are_the_blogs_model():
+    assert GeneratorConfig() == GeneratorConfig(vocab_size=256, emb=256, heads=8, depth=12, context=256)
+    with pytest.raises(TypeError, match="takes a GeneratorConfig"):
+        Generator(256)
+    with pytest.raises(TypeError):
+        small()(torch.zeros(1, 3, dtype=torch.long), True)  # return_attention is keyword-only
+
+
+def test_next_byte_loss_is_bits_per_predicted_byte():
+    class Uniform(torch.nn.Module):  # knows nothing: every byte equally likely, 8 bits each
+        def forward(self, tokens):
+            return torch.zeros(*tokens.shape, 256)  # (b, t, V)
+
+    inputs, targets = torch.randint(0, 256, (2, 2, 5))
+    assert next_byte_loss(Uniform(), (inputs, targets)).item() == pytest.approx(8.0)
+    model = small().eval()
+    nats = torch.nn.functional.cross_entropy(model(inputs).reshape(-1, 256), targets.reshape(-1))
+    assert next_byte_loss(model, (inputs, targets)).item() == pytest.approx(nats.item() / math.log(2), rel=1e-5)

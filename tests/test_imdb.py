@@ -1,4 +1,4 @@
-"""The IMDb loader (chapter 06): tokeniser, vocabulary, encoding, caching and batches.
+"""The IMDb loader (chapter 06) and its parts: tokeniser, vocabulary, encoding, caching and batches.
 
 A tiny archive in the canonical ``aclImdb/`` layout, served through a temporary mirror, checks the
 exact behaviour; the real archive (the ``mirror`` fixture) checks that it reads the real thing.
@@ -14,18 +14,32 @@ from pathlib import Path
 import pytest
 import torch
 
-from fromscratch.data.imdb import (CLS, PAD, UNK, ReviewBatches, build_vocab, load_imdb, pad_batch,
-                                   tokenize)
-from fromscratch.data.registry import DataError, Dataset
+from fromscratch.data.batching import bucketed_batches, pad_batch
+from fromscratch.data.imdb import ReviewBatches, Reviews, load_imdb
+from fromscratch.data.registry import DataError, DataFile
+from fromscratch.data.text import CLS, PAD, UNK, build_vocab, tokenize
 
-TINY = Dataset(name="aclImdb-tiny", url=None, sha256=None, fname="aclImdb-tiny.tar.gz",
-               description="a made-up archive in the aclImdb layout, for tests")
+TINY = DataFile(
+    name="aclImdb-tiny",
+    url=None,
+    sha256=None,
+    fname="aclImdb-tiny.tar.gz",
+    description="a made-up archive in the aclImdb layout, for tests",
+)
 
 REVIEWS = {  # (split, label): texts; the file of text i is <i>_<rating>.txt
-    ("train", "pos"): ["A great film!<br /><br />Great acting.", "Great fun, great cast.",
-                       "I loved it. Loved it!", "Fun and great: see it."],
-    ("train", "neg"): ["A dull film. Dull, dull, dull.", "Awful acting; I hated it.",
-                       "Boring... so boring!", "It wasn't fun at all."],
+    ("train", "pos"): [
+        "A great film!<br /><br />Great acting.",
+        "Great fun, great cast.",
+        "I loved it. Loved it!",
+        "Fun and great: see it.",
+    ],
+    ("train", "neg"): [
+        "A dull film. Dull, dull, dull.",
+        "Awful acting; I hated it.",
+        "Boring... so boring!",
+        "It wasn't fun at all.",
+    ],
     ("test", "pos"): ["A wonderful, great film.", "Great!"],
     ("test", "neg"): ["Dull and awful.", "Wonderful? No: boring."],
 }
@@ -33,7 +47,7 @@ RATING = {"pos": 9, "neg": 2}
 
 
 @pytest.fixture
-def tiny(tmp_path, monkeypatch) -> Dataset:
+def tiny(tmp_path, monkeypatch) -> DataFile:
     """The tiny archive in a fresh mirror (with its SHA256SUMS) and an empty cache."""
     source = tmp_path / "source"
     for (split, label), texts in REVIEWS.items():
@@ -73,9 +87,24 @@ def test_vocab_orders_by_frequency_then_alphabet():
 
 
 def test_pad_batch():
-    tokens, mask = pad_batch([torch.tensor([5, 6, 7]), torch.tensor([8])])
+    tokens, padding_mask = pad_batch([torch.tensor([5, 6, 7]), torch.tensor([8])])
     assert tokens.tolist() == [[5, 6, 7], [8, PAD, PAD]]
-    assert mask.tolist() == [[True, True, True], [True, False, False]]
+    assert padding_mask.dtype == torch.bool
+    assert padding_mask.tolist() == [[True, True, True], [True, False, False]]
+    tokens, padding_mask = pad_batch([torch.tensor([4]), torch.tensor([], dtype=torch.long)], pad_id=9)
+    assert tokens.tolist() == [[4], [9]] and padding_mask.tolist() == [[True], [False]]
+    with pytest.raises(ValueError, match="at least one sequence"):
+        pad_batch([])
+
+
+def test_bucketed_batches_without_shuffle_are_sorted_by_length():
+    lengths = torch.tensor([5, 2, 9, 2, 7])
+    batches = bucketed_batches(lengths, 2, shuffle=False)
+    assert [b.tolist() for b in batches] == [[1, 3], [0, 4], [2]]  # stable: ties keep their order
+    shuffled = bucketed_batches(lengths, 2, bucket=1, generator=torch.Generator().manual_seed(0))
+    assert sorted(torch.cat(shuffled).tolist()) == [0, 1, 2, 3, 4]
+    with pytest.raises(ValueError, match="positive"):
+        bucketed_batches(lengths, 0)
 
 
 # --- loading the tiny archive ----------------------------------------------------------------------
@@ -101,15 +130,14 @@ def test_small_vocabulary_maps_the_rest_to_unk(tiny):
 
 
 def test_the_full_split_is_cached_atomically_and_subsets_agree(tiny, tmp_path):
-    with_cache_missing = load_imdb(vocab_size=50, max_len=8, train_reviews=4, test_reviews=2, seed=3,
-                                   dataset=tiny)
+    with_cache_missing = load_imdb(vocab_size=50, max_len=8, train_reviews=4, test_reviews=2, seed=3, dataset=tiny)
     cache = tmp_path / "cache" / "tokens"
     assert not cache.exists()  # a subset reads only its own files
     load_imdb(vocab_size=50, max_len=8, dataset=tiny)
     assert sorted(p.name for p in cache.iterdir()) == ["aclImdb-tiny-test-v1.npz", "aclImdb-tiny-train-v1.npz"]
     from_cache = load_imdb(vocab_size=50, max_len=8, train_reviews=4, test_reviews=2, seed=3, dataset=tiny)
-    for a, b in zip(with_cache_missing[:2], from_cache[:2]):
-        assert a.names == b.names and all(torch.equal(x, y) for x, y in zip(a.ids, b.ids))
+    for a, b in zip(with_cache_missing[:2], from_cache[:2], strict=True):
+        assert a.names == b.names and all(torch.equal(x, y) for x, y in zip(a.ids, b.ids, strict=True))
     assert with_cache_missing.vocab.itos == from_cache.vocab.itos
     train = from_cache.train
     assert train.labels.sum() == 2 and len(train) == 4  # balanced
@@ -126,12 +154,18 @@ def test_missing_archive_says_how_to_get_it(empty_data_env):
 
 # --- batches ---------------------------------------------------------------------------------------
 def fake_reviews(lengths, max_len=40):
-    from fromscratch.data.imdb import Reviews
     ids = [torch.arange(3, 3 + n) for n in lengths]
     n = len(lengths)
-    return Reviews(split="train", ids=ids, labels=torch.arange(n) % 2, ratings=torch.ones(n, dtype=torch.long),
-                   lengths=torch.tensor(lengths), names=[f"pos/{i}_1.txt" for i in range(n)], max_len=max_len,
-                   root=Path("."))
+    return Reviews(
+        split="train",
+        ids=ids,
+        labels=torch.arange(n) % 2,
+        ratings=torch.ones(n, dtype=torch.long),
+        lengths=torch.tensor(lengths),
+        names=[f"pos/{i}_1.txt" for i in range(n)],
+        max_len=max_len,
+        root=Path("."),
+    )
 
 
 def test_batches_cover_every_review_once_and_bucket_by_length():
@@ -140,19 +174,23 @@ def test_batches_cover_every_review_once_and_bucket_by_length():
     torch.manual_seed(0)
     batches = list(ReviewBatches(reviews, 20, bucket=10))
     assert len(batches) == 50 == len(ReviewBatches(reviews, 20))
+    assert set(batches[0]) == {"tokens", "padding_mask", "labels", "index"}
     seen = torch.cat([b["index"] for b in batches])
     assert sorted(seen.tolist()) == list(range(1000))
     for b in batches:
-        assert torch.equal(b["mask"].sum(1), torch.tensor([lengths[i] for i in b["index"]]))
+        assert torch.equal(b["padding_mask"].sum(1), torch.tensor([lengths[i] for i in b["index"]]))
         assert torch.equal(b["labels"], reviews.labels[b["index"]])
-    padding = sum((~b["mask"]).sum().item() for b in batches)
-    unbucketed = sum((~b["mask"]).sum().item() for b in ReviewBatches(reviews, 20, bucket=1))
+    padding = sum((~b["padding_mask"]).sum().item() for b in batches)
+    unbucketed = sum((~b["padding_mask"]).sum().item() for b in ReviewBatches(reviews, 20, bucket=1))
     assert padding < 0.2 * unbucketed  # similar lengths share a batch
 
 
 def test_batch_order_is_random_but_seeded():
     reviews = fake_reviews(list(range(1, 41)))
-    order = lambda: torch.cat([b["index"] for b in ReviewBatches(reviews, 4, bucket=2)]).tolist()  # noqa: E731
+
+    def order():
+        return torch.cat([b["index"] for b in ReviewBatches(reviews, 4, bucket=2)]).tolist()
+
     torch.manual_seed(1)
     first, second = order(), order()
     torch.manual_seed(1)
@@ -188,6 +226,6 @@ def test_hold_out_splits_off_a_balanced_validation_set():
     assert len(rest) == 14 and len(held) == 6 and held.labels.sum() == 3
     assert sorted(rest.names + held.names) == sorted(reviews.names)
     for part in (rest, held):  # every review keeps its own tokens, label and length
-        for name, ids, label, length in zip(part.names, part.ids, part.labels, part.lengths):
+        for name, ids, label, length in zip(part.names, part.ids, part.labels, part.lengths, strict=True):
             j = reviews.names.index(name)
             assert torch.equal(ids, reviews.ids[j]) and label == reviews.labels[j] and length == reviews.lengths[j]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib.metadata as metadata
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -114,8 +115,11 @@ def test_a_chapter_runs_from_the_installed_wheel(tmp_path, monkeypatch):
     python = fresh_environment(tmp_path / "env", wheel)
     kernels = tmp_path / "kernels" / "fresh"
     kernels.mkdir(parents=True)
-    spec = {"argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"], "language": "python",
-            "display_name": "fresh environment"}
+    spec = {
+        "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "language": "python",
+        "display_name": "fresh environment",
+    }
     (kernels / "kernel.json").write_text(json.dumps(spec))
     monkeypatch.setenv("JUPYTER_PATH", str(tmp_path))  # finds kernels/fresh
     monkeypatch.setenv("FROMSCRATCH_PROFILE", "smoke")
@@ -134,7 +138,8 @@ def test_a_chapter_runs_from_the_installed_wheel(tmp_path, monkeypatch):
     try:
         NotebookClient(nb, kernel_name="fresh", timeout=300, resources={"metadata": {"path": str(workdir)}}).execute()
     except CellExecutionError as error:
-        pytest.fail(f"{CHAPTER.name} fails when installed from the wheel (a dependency not declared?):\n{error}")
+        plain = re.sub(r"\x1b\[[0-9;]*m", "", str(error))  # the traceback without its terminal colours
+        pytest.fail(f"{CHAPTER.name} fails when installed from the wheel (a dependency not declared?):\n{plain}")
 
     printed = "".join(out.get("text", "") for out in nb.cells[-1].outputs).splitlines()
     assert Path(printed[0]).is_relative_to(tmp_path / "env"), f"imported {printed[0]}, not the installed wheel"

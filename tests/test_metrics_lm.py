@@ -62,8 +62,9 @@ def test_each_byte_scored_once_at_the_documented_window_position():
     stream = torch.tensor(values, dtype=torch.uint8)
     plan = [(1, 0), (2, 1), (3, 2), (4, 3), (5, 2), (6, 3), (7, 2), (8, 3), (9, 3)]
     with torch.no_grad():
-        nats = [-torch.log_softmax(model.by_token[values[i - 1]] + model.by_position[j], dim=0)[values[i]]
-                for i, j in plan]
+        nats = [
+            -torch.log_softmax(model.by_token[values[i - 1]] + model.by_position[j], dim=0)[values[i]] for i, j in plan
+        ]
     expected = float(sum(nats)) / len(plan) / math.log(2)
     got = bits_per_byte(model, stream, context=4, stride=2, batch_size=3)
     assert got == pytest.approx(expected, rel=1e-6)
@@ -87,3 +88,17 @@ def test_restores_training_mode_and_rejects_bad_arguments():
         bits_per_byte(model, stream, context=4, stride=5)
     with pytest.raises(ValueError, match="nothing to predict"):
         bits_per_byte(model, stream[:1], context=4)
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_scoring_runs_in_eval_mode_and_restores_the_mode(training):
+    seen = set()
+
+    class Spy(PositionAware):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            seen.add(self.training)
+            return super().forward(x)
+
+    model = Spy().train(training)
+    bits_per_byte(model, torch.tensor([0, 1, 2, 3, 4, 0, 1], dtype=torch.uint8), context=4)
+    assert seen == {False} and model.training == training

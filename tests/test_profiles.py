@@ -50,3 +50,28 @@ def test_setup_seeds_and_reports(monkeypatch, capsys):
     out = capsys.readouterr().out
     assert f"device={device.type}" in out and "profile=smoke" in out and torch.__version__ in out
     assert prof.name == "smoke"
+
+
+def test_runs_build_the_model_configs():
+    from fromscratch.data.text import SPECIALS
+    from fromscratch.models import ClassifierConfig, GeneratorConfig
+
+    for name in profiles.PROFILE_NAMES:
+        prof = profiles.get_profile(name)
+        imdb, enwik8 = prof.imdb.model, prof.enwik8.model
+        assert isinstance(imdb, ClassifierConfig) and isinstance(enwik8, GeneratorConfig)
+        assert imdb.vocab_size == prof.imdb.vocab_words + len(SPECIALS) and imdb.max_len == prof.imdb.max_len
+        assert (imdb.emb, imdb.heads, imdb.depth, imdb.dropout) == (
+            prof.imdb.emb,
+            prof.imdb.heads,
+            prof.imdb.depth,
+            prof.imdb.dropout,
+        )
+        assert (enwik8.emb, enwik8.heads, enwik8.depth, enwik8.context) == (
+            prof.enwik8.emb,
+            prof.enwik8.heads,
+            prof.enwik8.depth,
+            prof.enwik8.context,
+        )
+    assert profiles.get_profile("gpu").imdb.model == ClassifierConfig(dropout=0.1)  # the blog's model, with dropout
+    assert profiles.get_profile("gpu").enwik8.model == GeneratorConfig()  # the blog's model

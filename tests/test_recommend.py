@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import math
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
 import pytest
 import torch
 
 from fromscratch import recommend as rec
+from fromscratch import viz
 from fromscratch.data.movielens import Ratings
-
-matplotlib.use("Agg")
 
 
 def hand_model() -> rec.MatrixFactorization:
@@ -75,14 +75,30 @@ def test_planted_low_rank_matrix_is_recovered():
     torch.manual_seed(0)
     model = rec.MatrixFactorization(40, 30, 2, global_mean=train.rating.mean().item())
     before = rec.rmse(model, held_out)
-    history = rec.fit(model, train, epochs=60, batch_size=64, lr=0.05, l2=0.0, progress=False,
-                      evaluate=lambda m: {"held-out RMSE": rec.rmse(m, held_out)})
+    history = rec.fit(
+        model,
+        train,
+        epochs=60,
+        batch_size=64,
+        lr=0.05,
+        l2=0.0,
+        progress=False,
+        evaluate=lambda m: {"held-out RMSE": rec.rmse(m, held_out)},
+    )
     losses = history.series("loss")[1]
     assert sum(losses[-10:]) / 10 < 0.01 * sum(losses[:10]) / 10  # the loss falls a hundredfold
     assert before > 1.0  # the planted ratings spread about 1.4 around their mean
     assert rec.rmse(model, train) < 0.01
     assert history.last("held-out RMSE") == pytest.approx(rec.rmse(model, held_out))
     assert rec.rmse(model, held_out) < 0.01  # ratings never seen are predicted from the learned vectors
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_predict_ratings_gives_the_model_back_in_its_mode(training):
+    model = hand_model().train(training)
+    two = Ratings(torch.tensor([0, 0]), torch.tensor([1, 0]), torch.tensor([0.0, 0.0]))
+    torch.testing.assert_close(rec.predict_ratings(model, two), torch.tensor([7.5, 1.75]))
+    assert model.training == training
 
 
 def test_global_mean_has_nothing_to_fit():
@@ -126,26 +142,65 @@ def test_item_directions_find_the_spread():
     torch.testing.assert_close(one, spread * directions[0])
 
 
-def test_viz_helpers_run():
-    from fromscratch import viz
+MOVIES = {"Titanic": (0.9, 0.2), "Die Hard": (-0.4, 0.9)}
 
+
+def test_table_shows_its_cells_as_text_and_html():
     table = viz.table([["global mean", "1.123"]], header=["model", "test RMSE"])
     assert repr(table).splitlines()[0].split() == ["model", "test", "RMSE"]
     assert ">1.123</td>" in table._repr_html_() and "<th" in table._repr_html_()
     with pytest.raises(ValueError, match="cells"):
         viz.table([["one"]], header=["a", "b"])
-    movies = {"Titanic": (0.9, 0.2), "Die Hard": (-0.4, 0.9)}
-    assert viz.plot_hand_features(movies, {"Ann": (1.0, -0.5)}) is not None
-    assert viz.plot_score_terms("Ann", (1.0, -0.5), movies) is not None
+
+
+def test_hand_features_plot_movies_as_dots_and_users_as_arrows():
+    ax = viz.plot_hand_features(MOVIES, {"Ann": (1.0, -0.5)}).axes[0]
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("romance", "action")
+    dots = np.concatenate([c.get_offsets() for c in ax.collections])  # one scatter per movie
+    np.testing.assert_allclose(dots, [MOVIES["Titanic"], MOVIES["Die Hard"]])
+    labels = [t.get_text() for t in ax.texts]
+    assert labels.count("") == 1 and {"Titanic", "Die Hard", "Ann"} <= set(labels)  # one arrow, three names
+    plt.close("all")
+
+
+def test_score_terms_are_bars_and_their_sum_a_diamond():
+    ax = viz.plot_score_terms("Ann", (1.0, -0.5), MOVIES).axes[0]
+    assert ax.get_xlabel() == "contribution to the score" and "Ann" in ax.get_title()
+    assert [label.get_text() for label in ax.get_yticklabels()] == ["Titanic", "Die Hard"]
+    widths = [bar.get_width() for bar in ax.patches]  # romance terms, then action terms
+    np.testing.assert_allclose(widths, [0.9, -0.4, -0.1, -0.45])
+    np.testing.assert_allclose(ax.collections[0].get_offsets()[:, 0], [0.8, -0.85])  # the dot products
+    plt.close("all")
+
+
+def test_movie_features_label_the_chosen_movies():
+    torch.manual_seed(0)
+    model = rec.MatrixFactorization(6, 8, 3)
+    _, coords = rec.item_directions(model, k=2)
+    titles = [f"Movie {i}, The (1990)" for i in range(8)]
+    ax = viz.plot_movie_features(coords, titles, [0, 1, 2], background=list(range(8))).axes[0]
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("learned direction 1", "learned direction 2")
+    assert [len(c.get_offsets()) for c in ax.collections] == [8, 3]  # faint background, labelled dots
+    np.testing.assert_allclose(ax.collections[1].get_offsets(), coords[[0, 1, 2]].numpy(), rtol=1e-6)
+    assert sorted(t.get_text().strip() for t in ax.texts) == ["The Movie 0", "The Movie 1", "The Movie 2"]
+    with pytest.raises(ValueError, match=r"\(n_items, 2\)"):
+        viz.plot_movie_features(coords[:, :1], titles, [0])
+    plt.close("all")
+
+
+def test_direction_ends_and_taste_tables():
     torch.manual_seed(0)
     model = rec.MatrixFactorization(6, 8, 3)
     directions, coords = rec.item_directions(model, k=2)
     titles = [f"Movie {i}, The (1990)" for i in range(8)]
-    assert viz.plot_movie_features(coords, titles, [0, 1, 2], background=list(range(8))) is not None
     ends = viz.direction_ends(coords, titles, range(8), 2)
     assert len(ends.rows) == 4 and "The Movie" in ends.rows[0][2]
+    lowest = int(coords[:, 0].argmin())
+    assert ends.rows[0][2].startswith(f"The Movie {lowest}")
     static = viz.taste_table(model, titles, directions, [(0, 0), (2, 0)], k=3)
     assert len(static.rows) == 3 and static.header == ["rank", "taste (+0, +0)", "taste (+2, +0)"]
+    best = rec.recommend(model, rec.taste_vector(model, directions, (2, 0)), 3)[0].tolist()
+    assert [row[2] for row in static.rows] == [f"The Movie {i}" for i in best]
     explorer = viz.taste_explorer(model, titles, directions, k=3)
     slider, shown = explorer.children[0], explorer.children[-1]
     before = shown.value

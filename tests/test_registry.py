@@ -11,7 +11,17 @@ from pathlib import Path
 import pytest
 
 from fromscratch.data import registry
-from fromscratch.data.registry import DataError, Dataset, extract, fetch
+from fromscratch.data.registry import (
+    ACL_IMDB,
+    ENWIK8,
+    ENWIK8_PREFIX,
+    MOVIELENS_100K,
+    DataError,
+    DataFile,
+    extract,
+    fetch,
+    lookup,
+)
 
 UNREACHABLE = "http://127.0.0.1:9/"  # the discard port: refused at once, nothing leaves the machine
 
@@ -34,12 +44,12 @@ def make_tar(path: Path, members: dict[str, bytes]) -> str:
 
 @pytest.fixture
 def tiny(tmp_path, empty_data_env, monkeypatch):
-    """A mirror holding a tiny ml-100k-shaped zip, and a Dataset whose URL cannot be reached."""
+    """A mirror holding a tiny ml-100k-shaped zip, and a DataFile whose URL cannot be reached."""
     mirror = tmp_path / "mirror"
     (mirror / "tiny").mkdir(parents=True)
     digest = make_zip(mirror / "tiny" / "tiny.zip", {"tiny/u.data": b"1\t1\t5\t881250949\n"})
     (mirror / "SHA256SUMS").write_text(f"{digest}  tiny/tiny.zip\n")
-    dataset = Dataset("tiny", UNREACHABLE + "tiny.zip", "0" * 64, "tiny.zip")
+    dataset = DataFile("tiny", UNREACHABLE + "tiny.zip", "0" * 64, "tiny.zip")
     return dataset, mirror, digest
 
 
@@ -69,7 +79,7 @@ def test_tar_archives_are_extracted_too(tmp_path, empty_data_env, monkeypatch):
     digest = make_tar(mirror / "reviews.tar.gz", {"aclImdb/train/pos/0_9.txt": b"great"})
     (mirror / "SHA256SUMS").write_text(f"{digest}  reviews.tar.gz\n")
     monkeypatch.setenv("FROMSCRATCH_MIRROR", str(mirror))
-    root = extract(Dataset("reviews", None, None, "reviews.tar.gz"), progressbar=False)
+    root = extract(DataFile("reviews", None, None, "reviews.tar.gz"), progressbar=False)
     assert (root / "aclImdb" / "train" / "pos" / "0_9.txt").read_text() == "great"
 
 
@@ -93,8 +103,10 @@ def test_corrupt_cached_download_is_never_used(tiny, empty_data_env):
 def test_good_cached_download_is_used_offline(tmp_path, empty_data_env):
     empty_data_env.mkdir(parents=True)
     digest = make_zip(empty_data_env / "cached.zip", {"a.txt": b"x"})
-    assert fetch(Dataset("cached", UNREACHABLE + "cached.zip", digest, "cached.zip"),
-                 progressbar=False) == empty_data_env / "cached.zip"
+    assert (
+        fetch(DataFile("cached", UNREACHABLE + "cached.zip", digest, "cached.zip"), progressbar=False)
+        == empty_data_env / "cached.zip"
+    )
 
 
 def test_no_network_and_no_copy_says_what_to_do(tiny, empty_data_env):
@@ -102,8 +114,7 @@ def test_no_network_and_no_copy_says_what_to_do(tiny, empty_data_env):
     with pytest.raises(DataError) as error:
         fetch(dataset, progressbar=False)
     message = str(error.value)
-    for needed in ("tiny.zip", UNREACHABLE + "tiny.zip", str(empty_data_env), "FROMSCRATCH_MIRROR",
-                   "FROMSCRATCH_DATA"):
+    for needed in ("tiny.zip", UNREACHABLE + "tiny.zip", str(empty_data_env), "FROMSCRATCH_MIRROR", "FROMSCRATCH_DATA"):
         assert needed in message
 
 
@@ -112,7 +123,7 @@ def test_mirror_without_the_file_falls_back_to_the_cache(tiny, monkeypatch, empt
     monkeypatch.setenv("FROMSCRATCH_MIRROR", str(mirror))
     empty_data_env.mkdir(parents=True)
     digest = make_zip(empty_data_env / "other.zip", {"a.txt": b"x"})
-    assert fetch(Dataset("other", UNREACHABLE, digest, "other.zip"), progressbar=False).parent == empty_data_env
+    assert fetch(DataFile("other", UNREACHABLE, digest, "other.zip"), progressbar=False).parent == empty_data_env
 
 
 def test_mirror_without_sums_file_is_a_clear_error(tmp_path, monkeypatch, empty_data_env):
@@ -124,6 +135,14 @@ def test_mirror_without_sums_file_is_a_clear_error(tmp_path, monkeypatch, empty_
 def test_unknown_name_lists_the_known_ones():
     with pytest.raises(DataError, match="ml-100k"):
         fetch("ml-1m")
+    with pytest.raises(DataError, match="aclImdb"):
+        lookup("imdb")
+
+
+def test_lookup_finds_each_registered_file_by_name():
+    for data_file in (MOVIELENS_100K, ACL_IMDB, ENWIK8, ENWIK8_PREFIX):
+        assert lookup(data_file.name) is data_file and lookup(data_file) is data_file
+    assert [f.name for f in (MOVIELENS_100K, ACL_IMDB, ENWIK8)] == ["ml-100k", "aclImdb", "enwik8"]
 
 
 def test_mirror_only_dataset_without_mirror_says_so(empty_data_env):
@@ -159,7 +178,7 @@ def test_corrupt_cached_file_is_fetched_again_cleanly(local_server, empty_data_e
     digest = make_zip(served / "data.zip", {"a.txt": b"the real thing"})
     empty_data_env.mkdir(parents=True)
     (empty_data_env / "data.zip").write_bytes(b"half a download")
-    path = fetch(Dataset("data", url + "data.zip", digest, "data.zip"), progressbar=False)
+    path = fetch(DataFile("data", url + "data.zip", digest, "data.zip"), progressbar=False)
     assert registry.sha256sum(path) == digest
 
 
@@ -167,5 +186,5 @@ def test_corrupt_download_is_refused_and_not_kept(local_server, empty_data_env):
     served, url = local_server
     make_zip(served / "data.zip", {"a.txt": b"tampered"})
     with pytest.raises(DataError, match="corrupt"):
-        fetch(Dataset("data", url + "data.zip", "1" * 64, "data.zip"), progressbar=False)
+        fetch(DataFile("data", url + "data.zip", "1" * 64, "data.zip"), progressbar=False)
     assert not (empty_data_env / "data.zip").exists()

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import pytest
 import torch
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
-from fromscratch.train import History, TrainConfig, load_checkpoint, lr_factor, train
+from fromscratch.data.registry import cache_dir
+from fromscratch.train import History, TrainConfig, checkpoint_path, load_checkpoint, lr_factor, train
 
 
 def make_problem(seed: int = 0):
@@ -30,9 +33,13 @@ def make_model(seed: int = 0) -> nn.Module:
 def test_loss_falls_and_history_records_evaluations():
     model = make_model()
     loader = DataLoader(make_problem(), batch_size=32, shuffle=True)
-    evaluate = lambda m: {"val_mse": float(mse(m, make_problem()[:]))}  # noqa: E731
-    history = train(model, loader, mse, TrainConfig(epochs=20, lr=1e-2, eval_every=40, progress=False),
-                    evaluate=evaluate)
+
+    def evaluate(m):
+        return {"val_mse": float(mse(m, make_problem()[:]))}
+
+    history = train(
+        model, loader, mse, TrainConfig(epochs=20, lr=1e-2, eval_every=40, progress=False), evaluate=evaluate
+    )
     steps, losses = history.series("loss")
     assert len(steps) == 20 * 8
     assert sum(losses[-8:]) / 8 < 0.2 * sum(losses[:8]) / 8
@@ -45,7 +52,7 @@ def test_schedule_warms_up_then_decays_to_zero():
     factors = [lr_factor(s, warmup_steps=4, total_steps=10) for s in range(10)]
     assert factors[:4] == [0.25, 0.5, 0.75, 1.0]
     assert factors[4] == 1.0 and factors[-1] == pytest.approx(1 / 6)
-    assert all(a >= b for a, b in zip(factors[3:], factors[4:]))
+    assert all(a >= b for a, b in pairwise(factors[3:]))
     assert lr_factor(10, 4, 10) == 0.0
 
 
@@ -55,7 +62,7 @@ def test_accumulation_equals_one_big_batch():
     big[1].p = small[1].p = 0.0  # no dropout: the two runs must see identical computations
     train(big, DataLoader(data, batch_size=64), mse, TrainConfig(steps=4, lr=1e-2, progress=False))
     train(small, DataLoader(data, batch_size=32), mse, TrainConfig(steps=4, lr=1e-2, accumulate=2, progress=False))
-    for a, b in zip(big.parameters(), small.parameters()):
+    for a, b in zip(big.parameters(), small.parameters(), strict=True):
         torch.testing.assert_close(a, b, atol=1e-6, rtol=1e-5)
 
 
@@ -91,7 +98,7 @@ def test_interrupted_and_resumed_equals_uninterrupted(tmp_path):
     resumed = make_model(seed=5)
     history = train(resumed, loader, mse, TrainConfig(**config, checkpoint=ckpt, resume=True))
 
-    for a, b in zip(reference.parameters(), resumed.parameters()):
+    for a, b in zip(reference.parameters(), resumed.parameters(), strict=True):
         torch.testing.assert_close(a, b, atol=0, rtol=0)
     assert history.rows == ref_history.rows
     assert not list(tmp_path.glob(".*tmp*")), "no temporary checkpoint file may be left behind"
@@ -105,7 +112,7 @@ def test_resuming_a_finished_run_trains_no_more(tmp_path):
     before = [p.clone() for p in model.parameters()]
     again = train(model, loader, mse, cfg)
     assert again.rows == first.rows
-    for a, b in zip(before, model.parameters()):
+    for a, b in zip(before, model.parameters(), strict=True):
         torch.testing.assert_close(a, b)
 
 
@@ -117,8 +124,48 @@ def test_clear_errors():
 
 
 def test_history_plot_draws_each_metric():
-    history = History([{"step": 1, "loss": 1.0, "lr": 0.1}, {"step": 2, "loss": 0.5, "lr": 0.1},
-                       {"step": 2, "accuracy": 0.7}])
+    history = History(
+        [{"step": 1, "loss": 1.0, "lr": 0.1}, {"step": 2, "loss": 0.5, "lr": 0.1}, {"step": 2, "accuracy": 0.7}]
+    )
     fig = history.plot()
-    assert len(fig.axes) == 2
+    assert [(ax.get_xlabel(), ax.get_ylabel()) for ax in fig.axes] == [("step", "training loss"), ("step", "accuracy")]
+    assert len(fig.axes[1].lines) == 1 and list(fig.axes[1].lines[0].get_ydata()) == [0.7]
     assert history.last("accuracy") == 0.7
+
+
+def test_evaluation_runs_in_eval_mode_and_training_goes_on_in_train_mode():
+    modes = {"loss": set(), "evaluate": set()}
+
+    def loss_fn(model, batch):
+        modes["loss"].add(model.training)
+        return mse(model, batch)
+
+    def evaluate(model):
+        modes["evaluate"].add(model.training)
+        return {"val_mse": 0.0}
+
+    model = make_model()
+    train(
+        model,
+        DataLoader(make_problem(), batch_size=64),
+        loss_fn,
+        TrainConfig(steps=6, eval_every=2, progress=False),
+        evaluate=evaluate,
+    )
+    assert modes == {"loss": {True}, "evaluate": {False}}  # dropout on while training, off while evaluating
+    assert model.training
+
+
+def test_checkpoints_go_under_the_data_cache(empty_data_env):
+    path = checkpoint_path("07_generator.pt")
+    assert path == cache_dir() / "checkpoints" / "07_generator.pt" and path.is_relative_to(empty_data_env)
+    train(
+        make_model(),
+        DataLoader(make_problem(), batch_size=64),
+        mse,
+        TrainConfig(steps=2, checkpoint=path, progress=False),
+    )
+    assert load_checkpoint(path)["step"] == 2
+    for bad in ("", "/tmp/run.pt", "../run.pt"):
+        with pytest.raises(ValueError, match="file name"):
+            checkpoint_path(bad)

@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+import torch
 
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-import torch  # noqa: E402
-
-from fromscratch.attention import SelfAttention  # noqa: E402
-from fromscratch.viz import attention_grid, attention_heatmap, bertviz_view, scaling_plot  # noqa: E402
+from fromscratch.attention import SelfAttention
+from fromscratch.viz import attention_grid, attention_heatmap, bertviz_view, scaling_plot
 
 TOKENS = ["mary", "gave", "roses", "to", "susan"]
 
@@ -46,6 +42,11 @@ def test_grid_has_one_panel_per_head():
 def test_scaling_plot_draws_every_line():
     fig = scaling_plot([2, 4, 8], {"std": {"a": [1, 2, 3], "b": [1, 1, 1]}, "max": {"a": [3, 2, 1]}}, logy=("std",))
     assert [len(ax.lines) for ax in fig.axes] == [2, 1]
+    assert [ax.get_title() for ax in fig.axes] == ["std", "max"]
+    assert [ax.get_yscale() for ax in fig.axes] == ["log", "linear"]
+    assert list(fig.axes[0].lines[0].get_xdata()) == [2, 4, 8] and list(fig.axes[0].lines[0].get_ydata()) == [1, 2, 3]
+    with pytest.raises(ValueError, match="3 dims"):
+        scaling_plot([2, 4, 8], {"std": {"a": [1, 2]}})
     plt.close("all")
 
 

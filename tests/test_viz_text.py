@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+import torch
 
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt  # noqa: E402
-import pytest  # noqa: E402
-import torch  # noqa: E402
-
-from fromscratch.blocks import sinusoidal_encoding  # noqa: E402
-from fromscratch.viz import highlight_tokens, length_histogram, position_plot  # noqa: E402
+from fromscratch.blocks import sinusoidal_encoding
+from fromscratch.viz import highlight_tokens, length_histogram, position_plot
 
 
 def test_highlight_tokens_html_and_text():
@@ -29,14 +26,22 @@ def test_highlight_tokens_html_and_text():
 
 
 def test_length_histogram_marks_the_cut():
-    ax = length_histogram(torch.tensor([10, 20, 30, 400]), max_len=100)
+    ax = length_histogram(torch.tensor([10, 20, 30, 400]), max_len=100, bins=4)
     assert "25% are cut" in ax.get_legend().get_texts()[0].get_text()
+    assert ax.get_xlabel() == "length (tokens)" and ax.get_title() == "4 texts, median 25 tokens"
+    assert sum(bar.get_height() for bar in ax.patches) == 4  # every length counted once
+    assert ax.lines[0].get_xdata()[0] == 100  # the cut is marked at max_len
     plt.close("all")
 
 
 def test_position_plot():
-    fig = position_plot(sinusoidal_encoding(32, 8))
+    vectors = sinusoidal_encoding(32, 8)  # (t, e)
+    fig = position_plot(vectors)
     assert len(fig.axes) == 4  # two images, two colour bars
+    left, right = (ax for ax in fig.axes if ax.images)
+    np.testing.assert_allclose(left.images[0].get_array(), vectors.numpy())
+    np.testing.assert_allclose(right.images[0].get_array(), (vectors @ vectors.T).numpy(), rtol=1e-5)
+    assert (left.get_xlabel(), left.get_ylabel()) == ("dimension", "position")
     with pytest.raises(ValueError, match=r"\(t, e\)"):
         position_plot(torch.zeros(2, 3, 4))
     plt.close("all")

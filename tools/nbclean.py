@@ -1,4 +1,4 @@
-"""Keep chapter notebooks in their committed form: no outputs, no execution counts.
+"""Keep chapter notebooks in their committed form: no outputs, no execution counts, no timings.
 
 The one exception: a code cell marked ``# NBVAL_CHECK_OUTPUT`` keeps its output, because that stored
 output is what nbval compares in CI. ``--execute`` first runs the notebook in the ``smoke`` profile
@@ -19,16 +19,20 @@ from pathlib import Path
 import nbformat
 
 CHECK_MARK = "NBVAL_CHECK_OUTPUT"
+# when a cell or a notebook ran: Jupyter/nbclient ("execution"), papermill, the ExecuteTime extension
+TIMING_KEYS = ("execution", "papermill", "ExecuteTime")
 
 
 def is_checked(cell) -> bool:
+    """Whether ``cell`` is a code cell whose output CI compares (it contains ``# NBVAL_CHECK_OUTPUT``)."""
     return cell.cell_type == "code" and CHECK_MARK in cell.source
 
 
 def problems(nb) -> list[str]:
     """What keeps ``nb`` from its committed form (an empty list when it is clean)."""
-    found = []
+    found = [f"the notebook metadata has {key!r} (run times)" for key in TIMING_KEYS if key in nb.metadata]
     for i, cell in enumerate(nb.cells):
+        found += [f"cell {i} metadata has {key!r} (run times)" for key in TIMING_KEYS if key in cell.metadata]
         if cell.cell_type != "code":
             continue
         if cell.get("execution_count") is not None:
@@ -44,7 +48,12 @@ def problems(nb) -> list[str]:
 
 
 def clean(nb) -> None:
+    """Bring ``nb`` to its committed form in place: strip outputs (but checked ones), counts and timings."""
+    for key in TIMING_KEYS:
+        nb.metadata.pop(key, None)
     for cell in nb.cells:
+        for key in TIMING_KEYS:
+            cell.metadata.pop(key, None)
         if cell.cell_type != "code":
             continue
         cell.execution_count = None
@@ -65,14 +74,17 @@ def clean(nb) -> None:
 
 
 def execute(nb, path: Path) -> None:
+    """Run ``nb`` (read from ``path``) in place in the ``smoke`` profile, from the notebook's folder."""
     from nbclient import NotebookClient
 
     os.environ["FROMSCRATCH_PROFILE"] = "smoke"
-    NotebookClient(nb, timeout=600, kernel_name="python3",
-                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    NotebookClient(
+        nb, timeout=600, kernel_name="python3", record_timing=False, resources={"metadata": {"path": str(path.parent)}}
+    ).execute()
 
 
 def main() -> int:
+    """Command line: strip, execute then strip, or check the notebooks given (see the module docstring)."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("notebooks", nargs="+", type=Path)
     parser.add_argument("--execute", action="store_true", help="run in the smoke profile before cleaning")

@@ -9,7 +9,10 @@ Shape legend (the blog's letters): ``b`` batch, ``t`` length (``tq``/``tk`` when
 ``e`` embedding, ``h`` heads, ``s = e // h`` the width of one head, ``d`` any head width.
 
 The mask convention, once for the whole course: a mask is a **boolean** tensor and **True means
-"may attend"** (PyTorch's meaning for a boolean ``attn_mask``). Blocked scores become ``-inf``
+"may attend"** (PyTorch's meaning for a boolean ``attn_mask``; ``nn.MultiheadAttention``'s boolean
+masks mean the opposite). ``SelfAttention`` and everything built on it take two separate keyword
+arguments, never one mask whose meaning depends on its shape: ``padding_mask`` ``(b, tk)`` (True
+at real tokens) and ``attn_mask`` broadcastable to ``(b, h, tq, tk)``. Blocked scores become ``-inf``
 before the softmax; a query whose keys are *all* blocked gets all-zero weights and a zero output,
 never NaN, in the forward and the backward pass.
 
@@ -25,10 +28,16 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from fromscratch.masks import causal_mask, check_mask, padding_mask
+from fromscratch.masks import causal_mask, check_attn_mask, check_mask, check_padding_mask, padding_mask
 
-__all__ = ["basic_self_attention", "scaled_dot_product_attention", "causal_mask", "padding_mask",
-           "SelfAttention", "KINDS"]
+__all__ = [
+    "basic_self_attention",
+    "scaled_dot_product_attention",
+    "causal_mask",
+    "padding_mask",
+    "SelfAttention",
+    "KINDS",
+]
 
 KINDS = ("standard", "wide", "narrow")
 
@@ -48,31 +57,37 @@ def basic_self_attention(x: Tensor) -> Tensor:
 
 
 # --- chapter 03: queries, keys, values, scaling and masks ------------------------------------------
-def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
+def scaled_dot_product_attention(
+    q: Tensor, k: Tensor, v: Tensor, attn_mask: Tensor | None = None
+) -> tuple[Tensor, Tensor]:
     """Scaled dot-product attention, written out (chapter 03): ``softmax(q kᵀ / sqrt(d)) v``.
 
     q: ``(..., tq, d)``; k: ``(..., tk, d)``; v: ``(..., tk, dv)``, with the same leading dims.
-    mask: bool, True = may attend, broadcastable to ``(..., tq, tk)``; None lets every query see
+    attn_mask: bool, True = may attend, broadcastable to ``(..., tq, tk)``; None lets every query see
     every key. Returns ``out (..., tq, dv)`` and ``weights (..., tq, tk)`` (rows sum to 1, or are
     all zero where a query may attend to no key).
     """
     if q.dim() < 2 or k.dim() != q.dim() or v.dim() != q.dim():
-        raise ValueError(f"q, k, v must have the same number of dims (>= 2): (..., tq, d), (..., tk, d), "
-                         f"(..., tk, dv); got {tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}.")
+        raise ValueError(
+            f"q, k, v must have the same number of dims (>= 2): (..., tq, d), (..., tk, d), "
+            f"(..., tk, dv); got {tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}."
+        )
     if q.shape[:-2] != k.shape[:-2] or k.shape[:-1] != v.shape[:-1] or q.shape[-1] != k.shape[-1]:
-        raise ValueError(f"expected q (..., tq, d), k (..., tk, d), v (..., tk, dv) with equal leading dims, "
-                         f"equal d and equal tk; got {tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}.")
+        raise ValueError(
+            f"expected q (..., tq, d), k (..., tk, d), v (..., tk, dv) with equal leading dims, "
+            f"equal d and equal tk; got {tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}."
+        )
     d = q.size(-1)
     scores = q @ k.transpose(-2, -1) / math.sqrt(d)  # (..., tq, tk)
-    if mask is not None:
-        check_mask(mask, tuple(scores.shape), "a bool mask broadcastable to (..., tq, tk)")
-        scores = scores.masked_fill(~mask, float("-inf"))
+    if attn_mask is not None:
+        check_mask(attn_mask, tuple(scores.shape), "a bool attn_mask broadcastable to (..., tq, tk)")
+        scores = scores.masked_fill(~attn_mask, float("-inf"))
         # A row with no allowed key would be softmax(-inf, ..., -inf) = NaN. Give it finite
         # placeholder scores, then zero its weights: no NaN anywhere, forward or backward.
-        has_key = mask.any(dim=-1, keepdim=True)  # (..., tq, 1)
+        has_key = attn_mask.any(dim=-1, keepdim=True)  # (..., tq, 1)
         scores = scores.masked_fill(~has_key, 0.0)
     weights = torch.softmax(scores, dim=-1)  # (..., tq, tk)
-    if mask is not None:
+    if attn_mask is not None:
         weights = weights.masked_fill(~has_key, 0.0)
     return weights @ v, weights  # (..., tq, dv), (..., tq, tk)
 
@@ -113,16 +128,19 @@ class SelfAttention(nn.Module):
     ``causal=True`` lets position ``i`` attend to positions ``<= i`` only (chapter 07).
     """
 
-    def __init__(self, emb: int, heads: int = 8, kind: str = "standard", causal: bool = False, *,
-                 qkv_bias: bool = False) -> None:
+    def __init__(
+        self, emb: int, heads: int = 8, kind: str = "standard", *, causal: bool = False, qkv_bias: bool = False
+    ) -> None:
         super().__init__()
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {', '.join(KINDS)}; got {kind!r}.")
         if emb <= 0 or heads <= 0:
             raise ValueError(f"emb and heads must be positive; got emb={emb}, heads={heads}.")
         if kind != "wide" and emb % heads != 0:
-            raise ValueError(f"emb={emb} is not divisible by heads={heads}; {kind!r} heads have width emb // heads. "
-                             f"Pick heads dividing emb, or kind='wide'.")
+            raise ValueError(
+                f"emb={emb} is not divisible by heads={heads}; {kind!r} heads have width emb // heads. "
+                f"Pick heads dividing emb, or kind='wide'."
+            )
         self.emb, self.heads, self.kind, self.causal = emb, heads, kind, causal
         self.head_dim = emb if kind == "wide" else emb // heads  # d: the width of one head
         inner = self.head_dim * heads  # e·h for wide, e otherwise
@@ -139,49 +157,53 @@ class SelfAttention(nn.Module):
     def extra_repr(self) -> str:
         return f"emb={self.emb}, heads={self.heads}, kind={self.kind!r}, causal={self.causal}"
 
-    def _mask(self, mask: Tensor | None, b: int, t: int, device: torch.device) -> Tensor | None:
-        """Bring ``mask`` (and the causal pattern) to a bool tensor broadcastable to ``(b, h, t, t)``."""
-        if mask is not None:
-            mask = mask.to(device)
-            if mask.dim() == 2 and mask.shape == (b, t):
-                mask = mask[:, None, None, :]  # (b, 1, 1, t): key padding, same for every query
-            elif mask.dim() == 2:
-                mask = mask[None, None]  # (1, 1, t, t): one pattern for the whole batch
-            elif mask.dim() == 3:
-                mask = mask[:, None]  # (b, 1, t, t): one pattern per sequence
-            elif mask.dim() != 4:
-                mask = mask[None]  # a 1-D or 5-D mask fails the check below
-            check_mask(mask, (b, self.heads, t, t), f"a key-padding mask (b, t) = {(b, t)}, or a pattern "
-                        f"(t, t), (b, t, t) or (b, h, t, t), each dim possibly 1; b={b}, h={self.heads}, t={t}")
+    def _mask(
+        self, padding_mask: Tensor | None, attn_mask: Tensor | None, b: int, t: int, device: torch.device
+    ) -> Tensor | None:
+        """Combine the padding mask, the pattern and the causal pattern: bool, broadcastable to ``(b, h, t, t)``."""
+        mask = None
+        if padding_mask is not None:
+            check_padding_mask(padding_mask, b, t)
+            mask = padding_mask.to(device)[:, None, None, :]  # (b, 1, 1, tk): the same for every query
+        if attn_mask is not None:
+            check_attn_mask(attn_mask, b, self.heads, t, t)
+            pattern = attn_mask.to(device)  # (tq, tk) or (b|1, h|1, tq, tk)
+            mask = pattern if mask is None else mask & pattern  # (b|1, h|1, t, t)
         if self.causal:
             pattern = causal_mask(t, device)  # (t, t)
             mask = pattern if mask is None else mask & pattern  # (b|1, h|1, t, t)
         return mask
 
-    def forward(self, x: Tensor, mask: Tensor | None = None, return_attention: bool = False):
+    def forward(
+        self,
+        x: Tensor,
+        *,
+        padding_mask: Tensor | None = None,
+        attn_mask: Tensor | None = None,
+        return_attention: bool = False,
+    ):
         """x: ``(b, t, e)``. Returns ``(b, t, e)``; with ``return_attention=True`` returns
         ``(out, weights)`` with weights ``(b, h, t, t)`` (the explicit teaching path).
 
-        mask (bool, True = may attend) may have shape
+        Two masks, both boolean with True = may attend, both optional:
 
-        - ``(b, t)``: a **key-padding** mask: ``mask[j, k]`` False hides key ``k`` of sequence ``j``
-          from every query (``padding_mask(lengths, t)`` builds it). A 2-D mask of shape ``(b, t)``
-          is always read this way, also when ``b == t``;
-        - ``(t, t)``: one ``(query, key)`` pattern for all sequences and heads (when ``b == t``,
-          write it as ``(1, t, t)`` so it is not read as key padding);
-        - ``(b, t, t)`` or ``(b, h, t, t)``: a pattern per sequence (per head); any dim may be 1.
+        - ``padding_mask`` ``(b, t)``: True at real tokens, False at padding; a padded key is hidden
+          from every query (:func:`padding_mask` builds it from lengths);
+        - ``attn_mask``: a ``(query, key)`` pattern, ``(t, t)`` for the whole batch or
+          ``(b|1, h|1, t, t)`` per sequence and/or head (write a per-sequence ``(b, t, t)`` pattern as
+          ``mask[:, None]``).
 
-        With ``causal=True`` the causal pattern is combined (and) with ``mask``. Without weights
-        requested, ``F.scaled_dot_product_attention`` runs (the fast path); the output is the same.
-        A query that may attend to no key gets a zero attention output, so its final output is
-        ``unify_heads``' bias; its gradients are zero, never NaN.
+        A key is visible to a query only where every mask given (and the causal pattern, with
+        ``causal=True``) allows it. Without weights requested, ``F.scaled_dot_product_attention``
+        runs (the fast path); the output is the same. A query that may attend to no key gets a zero
+        attention output, so its final output is ``unify_heads``' bias; its gradients are zero, never NaN.
         """
         if x.dim() != 3 or x.size(-1) != self.emb:
             raise ValueError(f"x must have shape (b, t, e) with e={self.emb}, got {tuple(x.shape)}.")
         b, t, e = x.shape
         h, d = self.heads, self.head_dim
-        only_causal = mask is None and self.causal  # the fused kernels have a faster causal mode
-        mask = self._mask(mask, b, t, x.device)
+        only_causal = self.causal and padding_mask is None and attn_mask is None  # the kernels' faster mode
+        mask = self._mask(padding_mask, attn_mask, b, t, x.device)  # (b|1, h|1, t, t) or None
 
         q = self.to_queries(x).view(b, t, h, d).transpose(1, 2)  # (b, h, t, d)
         k = self.to_keys(x).view(b, t, h, d).transpose(1, 2)  # (b, h, t, d)

@@ -32,6 +32,7 @@ from fromscratch.attention import SelfAttention
 
 NORMS = ("post", "pre")
 POSITIONS = ("embedding", "encoding", None)
+ACTIVATIONS = {"relu": nn.ReLU, "gelu": nn.GELU}  # the blog's and Vaswani et al.'s; BERT's and GPT's
 
 
 # --- the parts of a block --------------------------------------------------------------------------
@@ -39,13 +40,17 @@ class FeedForward(nn.Module):
     """The position-wise feed-forward network: one small MLP applied to every position alone.
 
     ``FFN(x) = relu(x W1 + b1) W2 + b2`` with a hidden layer ``ff_mult`` times wider than ``e``
-    (the blog and Vaswani et al.: 4). x: ``(b, t, e)`` -> ``(b, t, e)``.
+    (the blog and Vaswani et al.: 4). ``activation="gelu"`` (the exact, erf-based GELU) replaces
+    the ReLU, as in BERT. x: ``(b, t, e)`` -> ``(b, t, e)``.
     """
 
-    def __init__(self, emb: int, ff_mult: int = 4, dropout: float = 0.0) -> None:
+    def __init__(self, emb: int, ff_mult: int = 4, dropout: float = 0.0, *, activation: str = "relu") -> None:
         super().__init__()
-        self.net = nn.Sequential(nn.Linear(emb, ff_mult * emb), nn.ReLU(), nn.Dropout(dropout),
-                                 nn.Linear(ff_mult * emb, emb))
+        if activation not in ACTIVATIONS:
+            raise ValueError(f"activation must be one of {', '.join(ACTIVATIONS)}; got {activation!r}.")
+        self.net = nn.Sequential(
+            nn.Linear(emb, ff_mult * emb), ACTIVATIONS[activation](), nn.Dropout(dropout), nn.Linear(ff_mult * emb, emb)
+        )
 
     def forward(self, x: Tensor) -> Tensor:
         return self.net(x)  # (b, t, e)
@@ -57,31 +62,52 @@ class TransformerBlock(nn.Module):
     norm="post": ``x = norm(x + sublayer(x))`` as in the blog; norm="pre":
     ``x = x + sublayer(norm(x))``. Dropout (if any) is applied to each sub-layer's output before
     it is added to the residual stream. ``causal=True`` hides later positions (chapter 07).
-    ``kind`` and ``qkv_bias`` go to :class:`~fromscratch.attention.SelfAttention`.
+    ``kind`` and ``qkv_bias`` go to :class:`~fromscratch.attention.SelfAttention`, ``activation``
+    to :class:`FeedForward`; ``norm_eps`` is the LayerNorms' epsilon (BERT: 1e-12).
     """
 
-    def __init__(self, emb: int, heads: int, ff_mult: int = 4, dropout: float = 0.0, norm: str = "post",
-                 causal: bool = False, *, kind: str = "standard", qkv_bias: bool = False) -> None:
+    def __init__(
+        self,
+        emb: int,
+        heads: int,
+        *,
+        ff_mult: int = 4,
+        dropout: float = 0.0,
+        norm: str = "post",
+        causal: bool = False,
+        kind: str = "standard",
+        qkv_bias: bool = False,
+        activation: str = "relu",
+        norm_eps: float = 1e-5,
+    ) -> None:
         super().__init__()
         if norm not in NORMS:
             raise ValueError(f"norm must be 'post' (the blog's block) or 'pre' (GPT-2's); got {norm!r}.")
         self.norm = norm
         self.attention = SelfAttention(emb, heads, kind=kind, causal=causal, qkv_bias=qkv_bias)
-        self.norm1 = nn.LayerNorm(emb)
-        self.norm2 = nn.LayerNorm(emb)
-        self.ff = FeedForward(emb, ff_mult, dropout)
+        self.norm1 = nn.LayerNorm(emb, eps=norm_eps)
+        self.norm2 = nn.LayerNorm(emb, eps=norm_eps)
+        self.ff = FeedForward(emb, ff_mult, dropout, activation=activation)
         self.dropout = nn.Dropout(dropout)
 
-    def forward(self, x: Tensor, mask: Tensor | None = None, return_attention: bool = False):
-        """x: ``(b, t, e)``; mask: bool, True = may attend, any shape ``SelfAttention`` accepts
-        (a ``(b, t)`` key-padding mask, or a ``(t, t)`` pattern). Returns ``(b, t, e)``, or
-        ``(out, weights)`` with weights ``(b, h, t, t)`` when ``return_attention=True``."""
+    def forward(
+        self,
+        x: Tensor,
+        *,
+        padding_mask: Tensor | None = None,
+        attn_mask: Tensor | None = None,
+        return_attention: bool = False,
+    ):
+        """x: ``(b, t, e)``; ``padding_mask`` bool ``(b, t)``, True at real tokens; ``attn_mask`` bool
+        ``(t, t)`` or ``(b|1, h|1, t, t)``, True = may attend (see :class:`SelfAttention`). Returns
+        ``(b, t, e)``, or ``(out, weights)`` with weights ``(b, h, t, t)`` when ``return_attention=True``."""
         weights = None
         inner = self.norm1(x) if self.norm == "pre" else x
+        masks = dict(padding_mask=padding_mask, attn_mask=attn_mask)
         if return_attention:
-            attended, weights = self.attention(inner, mask, return_attention=True)  # (b, t, e), (b, h, t, t)
+            attended, weights = self.attention(inner, **masks, return_attention=True)  # (b, t, e), (b, h, t, t)
         else:
-            attended = self.attention(inner, mask)  # (b, t, e)
+            attended = self.attention(inner, **masks)  # (b, t, e)
         if self.norm == "post":
             x = self.norm1(x + self.dropout(attended))  # (b, t, e)
             x = self.norm2(x + self.dropout(self.ff(x)))
@@ -94,8 +120,10 @@ class TransformerBlock(nn.Module):
 # --- positions -------------------------------------------------------------------------------------
 def _check_length(t: int, max_len: int) -> None:
     if t > max_len:
-        raise ValueError(f"The sequence has {t} positions but the model knows only max_len={max_len}. "
-                         f"Truncate the input to {max_len} tokens, or build the model with max_len >= {t}.")
+        raise ValueError(
+            f"The sequence has {t} positions but the model knows only max_len={max_len}. "
+            f"Truncate the input to {max_len} tokens, or build the model with max_len >= {t}."
+        )
 
 
 def sinusoidal_encoding(max_len: int, emb: int) -> Tensor:
@@ -103,7 +131,8 @@ def sinusoidal_encoding(max_len: int, emb: int) -> Tensor:
 
     ``P[p, 2i] = sin(p / 10000^(2i/e))`` and ``P[p, 2i+1] = cos(p / 10000^(2i/e))``.
     Each pair of dimensions is a clock turning at its own speed, from one turn every 2π positions
-    (``i = 0``) down to one turn every 10000·2π positions.
+    (``i = 0``) down to one turn every 2π·10000^((e-2)/e) positions (the last pair, ``2i = e - 2``;
+    just under 2π·10000 for large ``e``).
     """
     position = torch.arange(max_len, dtype=torch.float32)[:, None]  # (max_len, 1)
     rate = torch.exp(-math.log(10_000.0) * torch.arange(0, emb, 2, dtype=torch.float32) / emb)  # (ceil(e/2),)
@@ -165,49 +194,78 @@ class TransformerStack(nn.Module):
     permutation equivariant). With norm="pre" a final LayerNorm follows the last block.
     """
 
-    def __init__(self, vocab_size: int, emb: int, heads: int, depth: int, max_len: int, *,
-                 positions: str | None = "embedding", ff_mult: int = 4, dropout: float = 0.0,
-                 norm: str = "post", causal: bool = False, kind: str = "standard") -> None:
+    def __init__(
+        self,
+        *,
+        vocab_size: int,
+        emb: int,
+        heads: int,
+        depth: int,
+        max_len: int,
+        positions: str | None = "embedding",
+        ff_mult: int = 4,
+        dropout: float = 0.0,
+        norm: str = "post",
+        causal: bool = False,
+        kind: str = "standard",
+    ) -> None:
         super().__init__()
         if positions not in POSITIONS:
-            raise ValueError(f"positions must be 'embedding' (learned), 'encoding' (sinusoidal) or None; "
-                             f"got {positions!r}.")
+            raise ValueError(
+                f"positions must be 'embedding' (learned), 'encoding' (sinusoidal) or None; got {positions!r}."
+            )
         self.max_len = max_len
         self.token_embedding = nn.Embedding(vocab_size, emb)
-        self.positions = {"embedding": PositionEmbedding, "encoding": PositionEncoding}[positions](max_len, emb) \
-            if positions else None
+        self.positions = (
+            {"embedding": PositionEmbedding, "encoding": PositionEncoding}[positions](max_len, emb)
+            if positions
+            else None
+        )
         self.dropout = nn.Dropout(dropout)
         self.blocks = nn.ModuleList(
-            TransformerBlock(emb, heads, ff_mult, dropout, norm, causal, kind=kind) for _ in range(depth))
+            TransformerBlock(emb, heads, ff_mult=ff_mult, dropout=dropout, norm=norm, causal=causal, kind=kind)
+            for _ in range(depth)
+        )
         self.final_norm = nn.LayerNorm(emb) if norm == "pre" else nn.Identity()
 
-    def forward(self, tokens: Tensor, mask: Tensor | None = None, return_attention: bool = False):
-        """tokens: int ``(b, t)``; mask: bool, True = may attend (a ``(b, t)`` key-padding mask, or any
-        mask :class:`TransformerBlock` accepts). Returns ``(b, t, e)``, or ``(out, weights)`` with a
-        list of ``depth`` tensors ``(b, h, t, t)`` when ``return_attention=True``."""
+    def forward(
+        self,
+        tokens: Tensor,
+        *,
+        padding_mask: Tensor | None = None,
+        attn_mask: Tensor | None = None,
+        return_attention: bool = False,
+    ):
+        """tokens: int ``(b, t)``; ``padding_mask`` bool ``(b, t)`` (True at real tokens) and ``attn_mask``
+        (True = may attend) go to every block (see :class:`TransformerBlock`). Returns ``(b, t, e)``, or
+        ``(out, weights)`` with a list of ``depth`` tensors ``(b, h, t, t)`` when ``return_attention=True``."""
         if tokens.dim() != 2:
-            raise ValueError(f"tokens must have shape (b, t), got {tuple(tokens.shape)}; "
-                             f"add a batch dimension with tokens[None].")
+            raise ValueError(
+                f"tokens must have shape (b, t), got {tuple(tokens.shape)}; add a batch dimension with tokens[None]."
+            )
         _check_length(tokens.size(1), self.max_len)
         x = self.token_embedding(tokens)  # (b, t, e)
         if self.positions is not None:
             x = self.positions(x)  # (b, t, e)
         x = self.dropout(x)
+        masks = dict(padding_mask=padding_mask, attn_mask=attn_mask)
         weights = []
         for block in self.blocks:
             if return_attention:
-                x, w = block(x, mask, return_attention=True)  # (b, t, e), (b, h, t, t)
+                x, w = block(x, **masks, return_attention=True)  # (b, t, e), (b, h, t, t)
                 weights.append(w)
             else:
-                x = block(x, mask)  # (b, t, e)
+                x = block(x, **masks)  # (b, t, e)
         x = self.final_norm(x)
         return (x, weights) if return_attention else x
 
 
-def count_parameters(module: nn.Module) -> int:
-    """The number of trainable parameters of ``module``."""
-    return sum(p.numel() for p in module.parameters() if p.requires_grad)
-
-
-__all__ = ["FeedForward", "PositionEmbedding", "PositionEncoding", "TransformerBlock", "TransformerStack",
-           "count_parameters", "sinusoidal_encoding"]
+__all__ = [
+    "ACTIVATIONS",
+    "FeedForward",
+    "PositionEmbedding",
+    "PositionEncoding",
+    "TransformerBlock",
+    "TransformerStack",
+    "sinusoidal_encoding",
+]

@@ -19,6 +19,8 @@ from collections.abc import Callable
 
 import torch
 
+from fromscratch.utils import evaluating
+
 
 def encode(text: str | bytes) -> torch.Tensor:
     """The UTF-8 bytes of ``text`` as a (t,) int64 tensor (bytes are taken as they are)."""
@@ -51,8 +53,13 @@ def probabilities(logits: torch.Tensor, *, temperature: float = 1.0, top_k: int 
     return torch.softmax(logits / temperature, dim=-1)  # (b, V)
 
 
-def next_token(logits: torch.Tensor, *, temperature: float = 1.0, top_k: int | None = None,
-               generator: torch.Generator | None = None) -> torch.Tensor:
+def next_token(
+    logits: torch.Tensor,
+    *,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    generator: torch.Generator | None = None,
+) -> torch.Tensor:
     """Pick one token per row from logits (b, V): greedy when ``temperature == 0``, else sampled.
 
     Returns (b,) int64 on the CPU, drawn from :func:`probabilities`; ``generator`` (a CPU
@@ -65,39 +72,51 @@ def next_token(logits: torch.Tensor, *, temperature: float = 1.0, top_k: int | N
 
 
 @torch.no_grad()
-def generate_tokens(model: Callable[[torch.Tensor], torch.Tensor], tokens: torch.Tensor, length: int, *,
-                    context: int, temperature: float = 1.0, top_k: int | None = None, seed: int | None = 0,
-                    device: torch.device | str | None = None) -> torch.Tensor:
+def generate_tokens(
+    model: Callable[[torch.Tensor], torch.Tensor],
+    tokens: torch.Tensor,
+    length: int,
+    *,
+    context: int,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    seed: int | None = 0,
+    device: torch.device | str | None = None,
+) -> torch.Tensor:
     """Continue each row of ``tokens`` (b, t) by ``length`` tokens; returns (b, t + length) on the CPU.
 
     At every step the model sees only the last ``context`` tokens (seeds longer than the context
     are cropped to their end). ``seed`` seeds the sampler (None: PyTorch's global generator).
+    The model runs in eval mode and is given back in the mode it was in.
     """
     if tokens.dim() != 2 or tokens.size(1) == 0:
-        raise ValueError(f"tokens must be (b, t) with t >= 1, got shape {tuple(tokens.shape)}; "
-                         f"give at least one seed byte.")
+        raise ValueError(
+            f"tokens must be (b, t) with t >= 1, got shape {tuple(tokens.shape)}; give at least one seed byte."
+        )
     if device is None:
         device = next(iter(model.parameters())).device if isinstance(model, torch.nn.Module) else "cpu"
     generator = torch.Generator().manual_seed(seed) if seed is not None else None
-    was_training = getattr(model, "training", False)
-    if isinstance(model, torch.nn.Module):
-        model.eval()
     out = tokens.long().cpu()  # (b, t)
-    try:
+    with evaluating(model):
         for _ in range(length):
             window = out[:, -context:].to(device)  # (b, <= context)
             logits = model(window)[:, -1, :]  # (b, V): the prediction after the last byte
             choice = next_token(logits, temperature=temperature, top_k=top_k, generator=generator)  # (b,)
             out = torch.cat([out, choice[:, None]], dim=1)  # (b, t + 1)
-    finally:
-        if isinstance(model, torch.nn.Module):
-            model.train(was_training)
     return out
 
 
-def generate(model: Callable[[torch.Tensor], torch.Tensor], seed_text: str | bytes, length: int, *,
-             context: int | None = None, temperature: float = 1.0, top_k: int | None = None,
-             seed: int | None = 0, device: torch.device | str | None = None) -> str:
+def generate(
+    model: Callable[[torch.Tensor], torch.Tensor],
+    seed_text: str | bytes,
+    length: int,
+    *,
+    context: int | None = None,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    seed: int | None = 0,
+    device: torch.device | str | None = None,
+) -> str:
     """Continue ``seed_text`` by ``length`` bytes and return only the continuation, as text (chapter 07).
 
     ``context`` defaults to ``model.context``; ``temperature=0`` is greedy decoding.
@@ -106,12 +125,19 @@ def generate(model: Callable[[torch.Tensor], torch.Tensor], seed_text: str | byt
     if context is None:
         raise ValueError("Pass context=... (the longest input the model takes); this model has no .context.")
     prompt = encode(seed_text)[None, :]  # (1, t)
-    out = generate_tokens(model, prompt, length, context=context, temperature=temperature, top_k=top_k,
-                          seed=seed, device=device)  # (1, t + length)
-    return decode(out[0, prompt.size(1):])
+    out = generate_tokens(
+        model, prompt, length, context=context, temperature=temperature, top_k=top_k, seed=seed, device=device
+    )  # (1, t + length)
+    return decode(out[0, prompt.size(1) :])
 
 
-def greedy(model: Callable[[torch.Tensor], torch.Tensor], seed_text: str | bytes, length: int, *,
-           context: int | None = None, device: torch.device | str | None = None) -> str:
+def greedy(
+    model: Callable[[torch.Tensor], torch.Tensor],
+    seed_text: str | bytes,
+    length: int,
+    *,
+    context: int | None = None,
+    device: torch.device | str | None = None,
+) -> str:
     """The most likely continuation, one byte at a time: ``generate(..., temperature=0)``."""
     return generate(model, seed_text, length, context=context, temperature=0.0, device=device)

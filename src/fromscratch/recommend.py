@@ -27,6 +27,7 @@ from torch import nn
 
 from fromscratch.data.movielens import Batch, Ratings
 from fromscratch.train import History, TrainConfig, train
+from fromscratch.utils import count_parameters, evaluating
 
 
 class MatrixFactorization(nn.Module):
@@ -38,8 +39,16 @@ class MatrixFactorization(nn.Module):
     ``init_std``: the vectors start as small random numbers, so no direction is preferred.
     """
 
-    def __init__(self, n_users: int, n_items: int, factors: int, *, biases: bool = True,
-                 global_mean: float = 0.0, init_std: float = 0.1):
+    def __init__(
+        self,
+        n_users: int,
+        n_items: int,
+        factors: int,
+        *,
+        biases: bool = True,
+        global_mean: float = 0.0,
+        init_std: float = 0.1,
+    ):
         super().__init__()
         if factors < 0 or n_users < 1 or n_items < 1:
             raise ValueError(f"need n_users, n_items >= 1 and factors >= 0; got {n_users}, {n_items}, {factors}.")
@@ -78,12 +87,17 @@ def rating_loss(model: MatrixFactorization, batch: Batch, *, l2: float = 0.0) ->
 
 
 @torch.no_grad()
-def predict(model: MatrixFactorization, ratings: Ratings, *, batch_size: int = 65_536) -> torch.Tensor:
-    """Predicted ratings (n,) for every (user, movie) pair of ``ratings``, on the CPU."""
-    model.eval()
+def predict_ratings(model: MatrixFactorization, ratings: Ratings, *, batch_size: int = 65_536) -> torch.Tensor:
+    """Predicted ratings (n,) for every (user, movie) pair of ``ratings``, on the CPU.
+
+    The model runs in eval mode and is given back in the mode it was in.
+    """
     device = model.global_mean.device
-    out = [model(user.to(device), item.to(device)).cpu()
-           for user, item, _ in ratings.batches(batch_size, shuffle=False)()]
+    with evaluating(model):
+        out = [
+            model(user.to(device), item.to(device)).cpu()
+            for user, item, _ in ratings.batches(batch_size, shuffle=False)()
+        ]
     return torch.cat(out) if out else torch.zeros(0)
 
 
@@ -91,12 +105,21 @@ def rmse(model: MatrixFactorization, ratings: Ratings) -> float:
     """Root mean squared error $\\sqrt{\\frac1n \\sum (\\hat r_{ui} - r_{ui})^2}$ over ``ratings``."""
     if len(ratings) == 0:
         raise ValueError("rmse needs at least one rating; the ratings given are empty.")
-    return (predict(model, ratings) - ratings.rating).pow(2).mean().sqrt().item()
+    return (predict_ratings(model, ratings) - ratings.rating).pow(2).mean().sqrt().item()
 
 
-def fit(model: MatrixFactorization, ratings: Ratings, *, epochs: int, batch_size: int, lr: float, l2: float,
-        device: torch.device | str = "cpu", evaluate: Callable[[nn.Module], dict] | None = None,
-        progress: bool = True) -> History:
+def fit(
+    model: MatrixFactorization,
+    ratings: Ratings,
+    *,
+    epochs: int,
+    batch_size: int,
+    lr: float,
+    l2: float,
+    device: torch.device | str = "cpu",
+    evaluate: Callable[[nn.Module], dict] | None = None,
+    progress: bool = True,
+) -> History:
     """Train ``model`` on ``ratings`` with ``fromscratch.train.train`` (Adam, warm-up and decay).
 
     Each step takes a shuffled batch of b ratings and minimises ``rating_loss`` with penalty ``l2``;
@@ -104,24 +127,41 @@ def fit(model: MatrixFactorization, ratings: Ratings, *, epochs: int, batch_size
     ``evaluate(model) -> {"name": value}`` is called after every epoch.
     Returns the training history (loss and learning rate by step, evaluations by epoch).
     """
-    if not any(p.requires_grad and p.numel() > 0 for p in model.parameters()):
-        raise ValueError("This model has nothing to learn (factors=0, biases=False is the global mean); "
-                         "evaluate it directly instead of fitting it.")
+    if count_parameters(model) == 0:
+        raise ValueError(
+            "This model has nothing to learn (factors=0, biases=False is the global mean); "
+            "evaluate it directly instead of fitting it."
+        )
     if epochs < 1:
         raise ValueError(f"epochs must be at least 1, got {epochs}.")
     steps_per_epoch = -(-len(ratings) // batch_size)  # ceil
     # warm-up over the first epoch (at most 100 steps); the L2 penalty is in the loss, so no weight
     # decay; float32 throughout (dot products of short vectors gain nothing from mixed precision)
-    config = TrainConfig(steps=epochs * steps_per_epoch, lr=lr, warmup_steps=min(100, steps_per_epoch),
-                         weight_decay=0.0, grad_clip=None, eval_every=steps_per_epoch, amp=False, progress=progress)
-    return train(model, ratings.batches(batch_size), lambda m, b: rating_loss(m, b, l2=l2), config,
-                 device=device, evaluate=evaluate)
+    config = TrainConfig(
+        steps=epochs * steps_per_epoch,
+        lr=lr,
+        warmup_steps=min(100, steps_per_epoch),
+        weight_decay=0.0,
+        grad_clip=None,
+        eval_every=steps_per_epoch,
+        amp=False,
+        progress=progress,
+    )
+    return train(
+        model,
+        ratings.batches(batch_size),
+        lambda m, b: rating_loss(m, b, l2=l2),
+        config,
+        device=device,
+        evaluate=evaluate,
+    )
 
 
 # --- using a trained model -------------------------------------------------------------------------
 @torch.no_grad()
-def item_directions(model: MatrixFactorization, k: int = 2, items: torch.Tensor | None = None
-                    ) -> tuple[torch.Tensor, torch.Tensor]:
+def item_directions(
+    model: MatrixFactorization, k: int = 2, items: torch.Tensor | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
     """The k directions along which the movie vectors spread the most (PCA of Q), and coordinates.
 
     The f learned coordinates have no preferred order or orientation: rotating every $p_u$ and $q_i$
@@ -158,9 +198,14 @@ def taste_vector(model: MatrixFactorization, directions: torch.Tensor, amounts) 
 
 
 @torch.no_grad()
-def recommend(model: MatrixFactorization, user: int | torch.Tensor, k: int = 10, *,
-              exclude: torch.Tensor | None = None, candidates: torch.Tensor | None = None
-              ) -> tuple[torch.Tensor, torch.Tensor]:
+def recommend(
+    model: MatrixFactorization,
+    user: int | torch.Tensor,
+    k: int = 10,
+    *,
+    exclude: torch.Tensor | None = None,
+    candidates: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """The k movies with the highest predicted rating for ``user``.
 
     ``user``: a user index (uses $p_u$ and $b_u$) or a taste vector ``(f,)`` of a made-up user

@@ -5,6 +5,10 @@ decay to zero, on the GPU when there is one (with automatic mixed precision: bf1
 supports it, else fp16 with a gradient scaler), with gradient clipping and accumulation, a
 ``tqdm`` progress bar showing the live loss, periodic evaluation, and atomic checkpoints.
 
+Checkpoints are files (:mod:`fromscratch.checkpoints`; ``checkpoint_path`` is importable from here
+too): ``TrainConfig(checkpoint=checkpoint_path("07_generator.pt"))`` writes them atomically under the
+data cache (``$FROMSCRATCH_DATA/checkpoints/``), never next to wherever a chapter happens to run.
+
 ``resume=True`` continues an interrupted run exactly where its last checkpoint left it: the model,
 optimiser, schedule, scaler, history and random number generators are restored, and the data
 iterator is rebuilt from the random state it had when it was created, then advanced past the batches
@@ -16,8 +20,6 @@ and for any iterator that, like ``fromscratch.data.enwik8``, draws its randomnes
 from __future__ import annotations
 
 import math
-import os
-import random
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -27,6 +29,9 @@ import numpy as np
 import torch
 from torch import nn
 from tqdm.auto import tqdm
+
+from fromscratch.checkpoints import checkpoint_path, load_checkpoint, rng_state, save_checkpoint, set_rng_state
+from fromscratch.utils import evaluating
 
 Batch = Any
 
@@ -46,7 +51,7 @@ class TrainConfig:
     accumulate: int = 1  # batches per optimiser step (gradient accumulation)
     amp: bool = True  # mixed precision on CUDA (ignored on CPU and MPS)
     eval_every: int | None = None  # steps between evaluations (None: only at the end)
-    checkpoint: str | Path | None = None  # file for atomic checkpoints (None: no checkpoints)
+    checkpoint: str | Path | None = None  # file for atomic checkpoints, e.g. checkpoint_path(...) (None: none)
     checkpoint_every: int | None = None  # steps between checkpoints (None: at evaluations and the end)
     resume: bool = False  # continue from `checkpoint` if it exists
     progress: bool = True  # show a tqdm progress bar
@@ -82,10 +87,10 @@ class History:
         kernel = max(1, min(smooth, len(losses) // 5 or 1))
         smoothed = np.convolve(losses, np.ones(kernel) / kernel, mode="valid") if losses else []
         axes[0, 0].plot(steps, losses, alpha=0.25, label="per step")
-        axes[0, 0].plot(steps[kernel - 1:], smoothed, label=f"mean of {kernel}")
+        axes[0, 0].plot(steps[kernel - 1 :], smoothed, label=f"mean of {kernel}")
         axes[0, 0].set(xlabel="step", ylabel=loss_label, title=loss_label)
         axes[0, 0].legend()
-        for ax, key in zip(axes[0, 1:], metrics):
+        for ax, key in zip(axes[0, 1:], metrics, strict=True):
             xs, ys = self.series(key)
             ax.plot(xs, ys, marker="o")
             ax.set(xlabel="step", ylabel=key, title=key)
@@ -116,39 +121,6 @@ def lr_factor(step: int, warmup_steps: int, total_steps: int, decay: bool = True
     return max(0.0, (total_steps - step) / max(1, total_steps - warmup_steps))
 
 
-def _rng_state() -> dict[str, Any]:
-    np_state = np.random.get_state()
-    return {
-        "python": random.getstate(),
-        "numpy": (np_state[0], torch.from_numpy(np_state[1].astype(np.int64)), *np_state[2:]),
-        "torch": torch.get_rng_state(),
-        "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
-    }
-
-
-def _set_rng_state(state: dict[str, Any]) -> None:
-    random.setstate(state["python"])
-    name, keys, *rest = state["numpy"]
-    np.random.set_state((name, keys.numpy().astype(np.uint32), *rest))
-    torch.set_rng_state(state["torch"])
-    if state["cuda"] and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(state["cuda"])
-
-
-def save_checkpoint(path: str | Path, state: dict[str, Any]) -> None:
-    """Write ``state`` with ``torch.save`` atomically: to a temporary file, then renamed over ``path``."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    torch.save(state, tmp)
-    os.replace(tmp, path)
-
-
-def load_checkpoint(path: str | Path, map_location: torch.device | str = "cpu") -> dict[str, Any]:
-    """Read a checkpoint written by ``save_checkpoint`` (tensors and plain data only)."""
-    return torch.load(path, map_location=map_location, weights_only=True)
-
-
 def _amp_dtype(device: torch.device, enabled: bool) -> torch.dtype | None:
     if not enabled or device.type != "cuda":
         return None
@@ -163,15 +135,22 @@ def _total_steps(config: TrainConfig, batches: Iterable[Batch] | Callable[[], It
     try:
         per_epoch = len(batches)  # type: ignore[arg-type]
     except TypeError:
-        raise ValueError("TrainConfig(epochs=...) needs batches with a length (a DataLoader or a list); "
-                         "for an endless stream of batches, give steps=... instead.") from None
+        raise ValueError(
+            "TrainConfig(epochs=...) needs batches with a length (a DataLoader or a list); "
+            "for an endless stream of batches, give steps=... instead."
+        ) from None
     return max(1, math.ceil(config.epochs * per_epoch / config.accumulate))
 
 
-def train(model: nn.Module, batches: Iterable[Batch] | Callable[[], Iterator[Batch]],
-          loss_fn: Callable[[nn.Module, Batch], torch.Tensor], config: TrainConfig, *,
-          device: torch.device | str = "cpu",
-          evaluate: Callable[[nn.Module], dict[str, float]] | None = None) -> History:
+def train(
+    model: nn.Module,
+    batches: Iterable[Batch] | Callable[[], Iterator[Batch]],
+    loss_fn: Callable[[nn.Module, Batch], torch.Tensor],
+    config: TrainConfig,
+    *,
+    device: torch.device | str = "cpu",
+    evaluate: Callable[[nn.Module], dict[str, float]] | None = None,
+) -> History:
     """Train ``model`` in place and return its :class:`History`.
 
     batches: an iterable of batches (a ``DataLoader``, a list), or a function returning a fresh
@@ -187,14 +166,18 @@ def train(model: nn.Module, batches: Iterable[Batch] | Callable[[], Iterator[Bat
     for p in model.parameters():
         if p.requires_grad:
             (decay if p.dim() >= 2 else no_decay).append(p)  # no weight decay on biases and norms
-    optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": config.weight_decay},
-                                   {"params": no_decay, "weight_decay": 0.0}], lr=config.lr, betas=config.betas)
+    optimizer = torch.optim.AdamW(
+        [{"params": decay, "weight_decay": config.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
+        lr=config.lr,
+        betas=config.betas,
+    )
     scheduler = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda s: lr_factor(s, config.warmup_steps, total, config.decay))
+        optimizer, lambda s: lr_factor(s, config.warmup_steps, total, config.decay)
+    )
     amp_dtype = _amp_dtype(device, config.amp)
     scaler = torch.amp.GradScaler("cuda", enabled=amp_dtype == torch.float16)
     history = History()
-    step, used, epoch_rng = 0, 0, _rng_state()  # `used`: batches taken from the current iterator
+    step, used, epoch_rng = 0, 0, rng_state()  # `used`: batches taken from the current iterator
 
     if config.resume and config.checkpoint and Path(config.checkpoint).exists():
         state = load_checkpoint(config.checkpoint)  # on the CPU; RNG states must stay there
@@ -204,29 +187,38 @@ def train(model: nn.Module, batches: Iterable[Batch] | Callable[[], Iterator[Bat
         scaler.load_state_dict(state["scaler"])
         history = History(state["history"])
         step, used, epoch_rng = state["step"], state["used"], state["epoch_rng"]
-        _set_rng_state(epoch_rng)
+        set_rng_state(epoch_rng)
         iterator = _fresh_iterator(batches)
         for _ in range(used):
             next(iterator)
-        _set_rng_state(state["rng"])
+        set_rng_state(state["rng"])
     else:
         iterator = _fresh_iterator(batches)
 
     def checkpoint() -> None:
         if config.checkpoint:
-            save_checkpoint(config.checkpoint, {
-                "model": model.state_dict(), "optimizer": optimizer.state_dict(),
-                "scheduler": scheduler.state_dict(), "scaler": scaler.state_dict(),
-                "history": history.rows, "step": step, "used": used, "epoch_rng": epoch_rng,
-                "rng": _rng_state(), "config": {k: str(v) for k, v in asdict(config).items()}})
+            save_checkpoint(
+                config.checkpoint,
+                {
+                    "model": model.state_dict(),
+                    "optimizer": optimizer.state_dict(),
+                    "scheduler": scheduler.state_dict(),
+                    "scaler": scaler.state_dict(),
+                    "history": history.rows,
+                    "step": step,
+                    "used": used,
+                    "epoch_rng": epoch_rng,
+                    "rng": rng_state(),
+                    "config": {k: str(v) for k, v in asdict(config).items()},
+                },
+            )
 
     def run_evaluation() -> None:
         if evaluate is None:
             return
-        model.eval()
-        with torch.no_grad(), torch.autocast(device.type, dtype=amp_dtype, enabled=amp_dtype is not None):
+        autocast = torch.autocast(device.type, dtype=amp_dtype, enabled=amp_dtype is not None)
+        with evaluating(model), torch.no_grad(), autocast:
             metrics = evaluate(model)
-        model.train()
         history.rows.append({"step": step, **{k: float(v) for k, v in metrics.items()}})
 
     model.train()
@@ -239,7 +231,7 @@ def train(model: nn.Module, batches: Iterable[Batch] | Callable[[], Iterator[Bat
             try:
                 batch = next(iterator)
             except StopIteration:  # a new epoch: remember the random state its order comes from
-                epoch_rng, used = _rng_state(), 0
+                epoch_rng, used = rng_state(), 0
                 iterator = _fresh_iterator(batches)
                 batch = next(iterator)
             used += 1
@@ -260,13 +252,15 @@ def train(model: nn.Module, batches: Iterable[Batch] | Callable[[], Iterator[Bat
         bar.update(1)
         if not math.isfinite(step_loss):
             bar.close()
-            raise FloatingPointError(f"The loss became {step_loss} at step {step}; lower the learning rate "
-                                     f"(now {config.lr}) or raise the warm-up (now {config.warmup_steps} steps).")
-        evaluating = config.eval_every is not None and step % config.eval_every == 0 and step < total
-        if evaluating:
+            raise FloatingPointError(
+                f"The loss became {step_loss} at step {step}; lower the learning rate "
+                f"(now {config.lr}) or raise the warm-up (now {config.warmup_steps} steps)."
+            )
+        eval_due = config.eval_every is not None and step % config.eval_every == 0 and step < total
+        if eval_due:
             run_evaluation()
         every = config.checkpoint_every
-        if (every is not None and step % every == 0) or (every is None and evaluating):
+        if (every is not None and step % every == 0) or (every is None and eval_due):
             checkpoint()
     bar.close()
     if not history.rows or history.rows[-1].get("step") != step or "loss" in history.rows[-1]:
@@ -277,3 +271,6 @@ def train(model: nn.Module, batches: Iterable[Batch] | Callable[[], Iterator[Bat
 
 def _fresh_iterator(batches: Iterable[Batch] | Callable[[], Iterator[Batch]]) -> Iterator[Batch]:
     return iter(batches()) if callable(batches) else iter(batches)
+
+
+__all__ = ["History", "TrainConfig", "checkpoint_path", "load_checkpoint", "lr_factor", "to_device", "train"]

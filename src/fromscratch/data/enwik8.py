@@ -49,7 +49,7 @@ def standard_offsets(split: tuple[int, int, int] = STANDARD_SPLIT) -> dict[str, 
     """``{"train": (0, 90M), "val": (90M, 95M), "test": (95M, 100M)}``: byte ranges ``[start, end)``."""
     ends = torch.tensor(split).cumsum(0).tolist()
     starts = [0] + ends[:-1]
-    return {name: (start, end) for name, start, end in zip(SPLITS, starts, ends)}
+    return {name: (start, end) for name, start, end in zip(SPLITS, starts, ends, strict=True)}
 
 
 def proportional_offsets(n: int, split: tuple[int, int, int] = STANDARD_SPLIT) -> dict[str, tuple[int, int]]:
@@ -81,8 +81,10 @@ class Enwik8:
         n = self.offsets["test"][1]
         if self.standard_split:
             return f"enwik8, standard split ({n:,} bytes: 90M train / 5M validation / 5M test)"
-        return (f"only the first {n:,} bytes of enwik8 (from {self.source}), cut 90/5/5 in proportion: "
-                f"NOT the standard split, so bits per byte here are not comparable with published results")
+        return (
+            f"only the first {n:,} bytes of enwik8 (from {self.source}), cut 90/5/5 in proportion: "
+            f"NOT the standard split, so bits per byte here are not comparable with published results"
+        )
 
     def __repr__(self) -> str:
         ranges = ", ".join(f"{name}=[{a:,}, {b:,})" for name, (a, b) in self.offsets.items())
@@ -96,16 +98,24 @@ def _read(dataset: DataFile, n: int | None, progressbar: bool, hint: str = "") -
     except DataError as error:
         raise DataError(f"{error}{hint}") from error
     if not path.is_file():
-        raise DataError(f"{dataset.fname} has no member {MEMBER!r} (looked for {path}). The archive must hold "
-                        f"one file called {MEMBER!r}; delete {path.parent} and fetch it again.")
+        raise DataError(
+            f"{dataset.fname} has no member {MEMBER!r} (looked for {path}). The archive must hold "
+            f"one file called {MEMBER!r}; delete {path.parent} and fetch it again."
+        )
     with open(path, "rb") as f:
         return f.read() if n is None else f.read(n)
 
 
-def load(data_bytes: int | None = None, *, dataset: DataFile | str = ENWIK8,
-         prefix: DataFile | str | None = ENWIK8_PREFIX, prefix_bytes: int = PREFIX_BYTES,
-         split: tuple[int, int, int] = STANDARD_SPLIT, progressbar: bool = True,
-         fallback_to_prefix: bool = False) -> Enwik8:
+def load(
+    data_bytes: int | None = None,
+    *,
+    dataset: DataFile | str = ENWIK8,
+    prefix: DataFile | str | None = ENWIK8_PREFIX,
+    prefix_bytes: int = PREFIX_BYTES,
+    split: tuple[int, int, int] = STANDARD_SPLIT,
+    progressbar: bool = True,
+    fallback_to_prefix: bool = False,
+) -> Enwik8:
     """Load enwik8 as bytes, split into train / validation / test (chapter 07).
 
     ``data_bytes=None`` (or at least ``sum(split)``): the full file, cut at the standard offsets;
@@ -124,8 +134,10 @@ def load(data_bytes: int | None = None, *, dataset: DataFile | str = ENWIK8,
     total = sum(split)
     hint = ""
     if prefix is not None:
-        hint = (f"\n(Only the first {prefix_bytes:,} bytes are registered separately, as {lookup(prefix).name}: a "
-                f"run with data_bytes <= {prefix_bytes:,}, such as the smoke profile, needs only that one.)")
+        hint = (
+            f"\n(Only the first {prefix_bytes:,} bytes are registered separately, as {lookup(prefix).name}: a "
+            f"run with data_bytes <= {prefix_bytes:,}, such as the smoke profile, needs only that one.)"
+        )
     if data_bytes is not None and data_bytes <= 0:
         raise ValueError(f"data_bytes={data_bytes}: ask for a positive number of bytes, or None for all of enwik8.")
     if data_bytes is None or data_bytes >= total:
@@ -134,13 +146,25 @@ def load(data_bytes: int | None = None, *, dataset: DataFile | str = ENWIK8,
         except DataError as error:
             if not (fallback_to_prefix and prefix is not None):
                 raise
-            warnings.warn(f"enwik8: the full file could not be had, so only its first {prefix_bytes:,} bytes are "
-                          f"used. {str(error).splitlines()[0]}", PrefixWarning, stacklevel=2)
-            return load(prefix_bytes, dataset=dataset, prefix=prefix, prefix_bytes=prefix_bytes, split=split,
-                        progressbar=progressbar)
+            warnings.warn(
+                f"enwik8: the full file could not be had, so only its first {prefix_bytes:,} bytes are "
+                f"used. {str(error).splitlines()[0]}",
+                PrefixWarning,
+                stacklevel=2,
+            )
+            return load(
+                prefix_bytes,
+                dataset=dataset,
+                prefix=prefix,
+                prefix_bytes=prefix_bytes,
+                split=split,
+                progressbar=progressbar,
+            )
         if len(data) != total:
-            raise DataError(f"{lookup(dataset).fname} holds {len(data):,} bytes, not the {total:,} of enwik8; "
-                            f"it is not the full file. Delete it from the cache and fetch it again.")
+            raise DataError(
+                f"{lookup(dataset).fname} holds {len(data):,} bytes, not the {total:,} of enwik8; "
+                f"it is not the full file. Delete it from the cache and fetch it again."
+            )
         offsets, standard, source = standard_offsets(split), True, lookup(dataset).name
     else:
         data, source = None, None
@@ -152,13 +176,16 @@ def load(data_bytes: int | None = None, *, dataset: DataFile | str = ENWIK8,
         if data is None:
             data, source = _read(lookup(dataset), data_bytes, progressbar, hint), lookup(dataset).name
         if len(data) < data_bytes:
-            raise DataError(f"{source} holds only {len(data):,} bytes, fewer than the {data_bytes:,} asked for. "
-                            f"Ask for fewer (data_bytes) or use the full enwik8 (data_bytes=None).")
+            raise DataError(
+                f"{source} holds only {len(data):,} bytes, fewer than the {data_bytes:,} asked for. "
+                f"Ask for fewer (data_bytes) or use the full enwik8 (data_bytes=None)."
+            )
         offsets, standard = proportional_offsets(data_bytes, split), False
     everything = torch.frombuffer(bytearray(data), dtype=torch.uint8)  # (n,) one byte per element
     parts = {name: everything[a:b] for name, (a, b) in offsets.items()}
-    result = Enwik8(parts["train"], parts["val"], parts["test"], source=source, standard_split=standard,
-                    offsets=offsets)
+    result = Enwik8(
+        parts["train"], parts["val"], parts["test"], source=source, standard_split=standard, offsets=offsets
+    )
     if not standard:
         warnings.warn(f"enwik8: {result.note}.", PrefixWarning, stacklevel=2)
     return result
@@ -173,13 +200,16 @@ class RandomSubsequences:
     iterations give the same batches; ``num_batches=None`` never ends (use ``steps`` to stop).
     """
 
-    def __init__(self, data: torch.Tensor, *, context: int, batch_size: int, seed: int = 0,
-                 num_batches: int | None = None) -> None:
+    def __init__(
+        self, data: torch.Tensor, *, context: int, batch_size: int, seed: int = 0, num_batches: int | None = None
+    ) -> None:
         if data.dim() != 1:
             raise ValueError(f"data must be a 1-d tensor of bytes, got shape {tuple(data.shape)}.")
         if len(data) < context + 2:
-            raise ValueError(f"The stream has {len(data):,} bytes, too few for subsequences of context={context} "
-                             f"(needs at least context + 2). Use a shorter context or more data.")
+            raise ValueError(
+                f"The stream has {len(data):,} bytes, too few for subsequences of context={context} "
+                f"(needs at least context + 2). Use a shorter context or more data."
+            )
         self.data, self.context, self.batch_size = data, context, batch_size
         self.seed, self.num_batches = seed, num_batches
 

@@ -25,6 +25,7 @@ import tempfile
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from itertools import pairwise
 from pathlib import Path
 from typing import NamedTuple
 
@@ -52,22 +53,19 @@ class _TokenizedSplit:
     def counts(self) -> Counter:
         freq = np.bincount(self.ids, minlength=len(self.words))
         seen = freq.nonzero()[0]  # a subset taken from a cached split does not use all its words
-        return Counter(dict(zip(self.words[seen].tolist(), freq[seen].tolist())))
-
-
-def _split_dir(root: Path, split: str) -> Path:
-    path = root / "aclImdb" / split
-    if not (path / "pos").is_dir() or not (path / "neg").is_dir():
-        raise DataError(f"{path} should hold the folders pos/ and neg/ of the aclImdb archive. Delete "
-                        f"{root} so that it is unpacked again from the archive.")
-    return path
+        return Counter(dict(zip(self.words[seen].tolist(), freq[seen].tolist(), strict=True)))
 
 
 def _list_split(root: Path, split: str) -> list[str]:
     """Every review file of ``split`` as ``"pos/<id>_<rating>.txt"``, sorted (neg first)."""
-    folder = _split_dir(root, split)
-    return [f"{label}/{name}" for label in ("neg", "pos")
-            for name in sorted(os.listdir(folder / label)) if name.endswith(".txt")]
+    folder = root / "aclImdb" / split
+    if not (folder / "pos").is_dir() or not (folder / "neg").is_dir():
+        raise DataError(
+            f"{folder} should hold the folders pos/ and neg/ of the aclImdb archive. Delete "
+            f"{root} so that it is unpacked again from the archive."
+        )
+    names = (f"{label}/{name}" for label in ("neg", "pos") for name in sorted(os.listdir(folder / label)))
+    return [name for name in names if name.endswith(".txt")]
 
 
 def _read_text(root: Path, split: str, name: str) -> str:
@@ -81,8 +79,12 @@ def _tokenize_files(root: Path, split: str, names: list[str]) -> _TokenizedSplit
     for name in names:
         ids.extend(index.setdefault(token, len(index)) for token in tokenize(_read_text(root, split, name)))
         offsets.append(len(ids))
-    return _TokenizedSplit(words=np.array(list(index), dtype=str), ids=np.array(ids, dtype=np.int32),
-                           offsets=np.array(offsets, dtype=np.int64), names=np.array(names, dtype=str))
+    return _TokenizedSplit(
+        words=np.array(list(index), dtype=str),
+        ids=np.array(ids, dtype=np.int32),
+        offsets=np.array(offsets, dtype=np.int64),
+        names=np.array(names, dtype=str),
+    )
 
 
 def _cache_path(dataset: DataFile, split: str) -> Path:
@@ -116,20 +118,22 @@ def _balanced_subset(names: list[str], n: int | None, seed: int) -> list[int]:
     pos = [i for i, name in enumerate(names) if name.startswith("pos/")]
     neg = [i for i, name in enumerate(names) if name.startswith("neg/")]
     if not 1 <= n <= len(names):
-        raise ValueError(f"Asked for {n} reviews, but the split has {len(names)}; choose 1..{len(names)} "
-                         f"(or None for all).")
+        raise ValueError(
+            f"Asked for {n} reviews, but the split has {len(names)}; choose 1..{len(names)} (or None for all)."
+        )
     rng = np.random.default_rng(seed)
     n_pos = (n + 1) // 2
-    chosen = rng.permutation(pos)[:n_pos].tolist() + rng.permutation(neg)[:n - n_pos].tolist()
+    chosen = rng.permutation(pos)[:n_pos].tolist() + rng.permutation(neg)[: n - n_pos].tolist()
     return sorted(chosen)
 
 
 def _take(tokens: _TokenizedSplit, rows: list[int]) -> _TokenizedSplit:
     starts, ends = tokens.offsets[rows], tokens.offsets[np.array(rows, dtype=np.int64) + 1]
     lengths = ends - starts
-    ids = np.concatenate([tokens.ids[s:e] for s, e in zip(starts, ends)]) if rows else tokens.ids[:0]
-    return _TokenizedSplit(words=tokens.words, ids=ids, offsets=np.concatenate([[0], np.cumsum(lengths)]),
-                           names=tokens.names[rows])
+    ids = np.concatenate([tokens.ids[s:e] for s, e in zip(starts, ends, strict=True)]) if rows else tokens.ids[:0]
+    return _TokenizedSplit(
+        words=tokens.words, ids=ids, offsets=np.concatenate([[0], np.cumsum(lengths)]), names=tokens.names[rows]
+    )
 
 
 @dataclass
@@ -154,8 +158,14 @@ class Reviews:
 
     def subset(self, rows: list[int]) -> Reviews:
         """The reviews at positions ``rows``, in that order."""
-        return replace(self, ids=[self.ids[i] for i in rows], labels=self.labels[rows], ratings=self.ratings[rows],
-                       lengths=self.lengths[rows], names=[self.names[i] for i in rows])
+        return replace(
+            self,
+            ids=[self.ids[i] for i in rows],
+            labels=self.labels[rows],
+            ratings=self.ratings[rows],
+            lengths=self.lengths[rows],
+            names=[self.names[i] for i in rows],
+        )
 
     def hold_out(self, n: int, seed: int = 0) -> tuple[Reviews, Reviews]:
         """Split off ``n`` balanced, seeded reviews (e.g. for validation): ``rest, held_out``."""
@@ -169,12 +179,20 @@ def _encode(tokens: _TokenizedSplit, vocab: Vocab, split: str, max_len: int, roo
     table = np.array([vocab.stoi.get(word, UNK) for word in tokens.words.tolist()], dtype=np.int64)
     flat = torch.from_numpy(table[tokens.ids]) if len(tokens.ids) else torch.zeros(0, dtype=torch.long)
     offsets = tokens.offsets.tolist()
-    ids = [flat[start:min(end, start + max_len)] for start, end in zip(offsets[:-1], offsets[1:])]
+    ids = [flat[start : min(end, start + max_len)] for start, end in pairwise(offsets)]
     names = tokens.names.tolist()
     ratings = torch.tensor([int(name.rsplit("_", 1)[1].split(".")[0]) for name in names], dtype=torch.long)
     labels = torch.tensor([name.startswith("pos/") for name in names], dtype=torch.long)
-    return Reviews(split=split, ids=ids, labels=labels, ratings=ratings,
-                   lengths=torch.from_numpy(np.diff(tokens.offsets)), names=names, max_len=max_len, root=root)
+    return Reviews(
+        split=split,
+        ids=ids,
+        labels=labels,
+        ratings=ratings,
+        lengths=torch.from_numpy(np.diff(tokens.offsets)),
+        names=names,
+        max_len=max_len,
+        root=root,
+    )
 
 
 class ImdbData(NamedTuple):
@@ -183,8 +201,16 @@ class ImdbData(NamedTuple):
     vocab: Vocab
 
 
-def load_imdb(vocab_size: int, max_len: int, *, train_reviews: int | None = None, test_reviews: int | None = None,
-              seed: int = 0, dataset: DataFile | str = ACL_IMDB, cache: bool = True) -> ImdbData:
+def load_imdb(
+    vocab_size: int,
+    max_len: int,
+    *,
+    train_reviews: int | None = None,
+    test_reviews: int | None = None,
+    seed: int = 0,
+    dataset: DataFile | str = ACL_IMDB,
+    cache: bool = True,
+) -> ImdbData:
     """The IMDb reviews, tokenised, encoded and truncated: ``train, test, vocab = load_imdb(...)``.
 
     vocab_size: words kept (most frequent in the training reviews used), plus the 3 special tokens.
@@ -215,19 +241,27 @@ def load_imdb(vocab_size: int, max_len: int, *, train_reviews: int | None = None
 class ReviewBatches:
     """Padded, length-bucketed batches of ``reviews``; iterate once per epoch.
 
-    Each batch is a dict: ``tokens (b, t)`` int64, ``mask (b, t)`` bool (True = real token),
+    Each batch is a dict: ``tokens (b, t)`` int64, ``padding_mask (b, t)`` bool (True = real token),
     ``labels (b,)`` and ``index (b,)`` (positions in ``reviews``, to put predictions back in order).
 
-    shuffle=True: each iteration cuts a fresh random order into chunks of ``bucket`` batches, sorts
-    each chunk by length, and yields its batches in random order. Like a ``DataLoader``, the order
-    is drawn from ``generator`` (default: PyTorch's global one) when the iteration starts, so a
+    shuffle=True: each iteration draws a fresh order from ``bucketed_batches`` (random chunks of
+    ``bucket`` batches, each sorted by length; batches in random order). Like a ``DataLoader``, the
+    order is drawn from ``generator`` (default: PyTorch's global one) when the iteration starts, so a
     seeded run is repeatable. shuffle=False: every review once, sorted by length (the fastest way to
     evaluate). cls=True puts ``<cls>`` before every review, dropping its last token if it would then
     exceed ``reviews.max_len``.
     """
 
-    def __init__(self, reviews: Reviews, batch_size: int, *, shuffle: bool = True, bucket: int = 50,
-                 cls: bool = False, generator: torch.Generator | None = None):
+    def __init__(
+        self,
+        reviews: Reviews,
+        batch_size: int,
+        *,
+        shuffle: bool = True,
+        bucket: int = 50,
+        cls: bool = False,
+        generator: torch.Generator | None = None,
+    ):
         if batch_size < 1 or bucket < 1:
             raise ValueError(f"batch_size and bucket must be positive, got {batch_size} and {bucket}.")
         self.reviews, self.batch_size, self.shuffle, self.bucket = reviews, batch_size, shuffle, bucket
@@ -237,29 +271,20 @@ class ReviewBatches:
     def __len__(self) -> int:
         return -(-len(self.reviews) // self.batch_size)
 
-    def _order(self) -> list[torch.Tensor]:
-        """The batches of one pass, as tensors of review indices."""
-        if not self.shuffle:
-            return list(torch.argsort(self.lengths, stable=True).split(self.batch_size))
-        order = torch.randperm(len(self.lengths), generator=self.generator)
-        batches = []
-        for chunk in order.split(self.batch_size * self.bucket):
-            chunk = chunk[torch.argsort(self.lengths[chunk], stable=True)]  # similar lengths side by side
-            batches.extend(chunk.split(self.batch_size))
-        return [batches[i] for i in torch.randperm(len(batches), generator=self.generator).tolist()]
-
     def __iter__(self) -> Iterator[dict[str, torch.Tensor]]:
-        return self._batches(self._order())  # the order is drawn now, when the pass starts
+        order = bucketed_batches(  # drawn now, when the pass starts
+            self.lengths, self.batch_size, shuffle=self.shuffle, bucket=self.bucket, generator=self.generator
+        )
+        return self._batches(order)
 
     def _batches(self, order: list[torch.Tensor]) -> Iterator[dict[str, torch.Tensor]]:
         for index in order:
             seqs = [self.reviews.ids[i] for i in index.tolist()]
             if self.cls:
                 head = torch.tensor([CLS])
-                seqs = [torch.cat([head, seq[:self.reviews.max_len - 1]]) for seq in seqs]
-            tokens, mask = pad_batch(seqs)
-            yield {"tokens": tokens, "mask": mask, "labels": self.reviews.labels[index], "index": index}
+                seqs = [torch.cat([head, seq[: self.reviews.max_len - 1]]) for seq in seqs]
+            tokens, padding_mask = pad_batch(seqs)  # (b, t), (b, t)
+            yield {"tokens": tokens, "padding_mask": padding_mask, "labels": self.reviews.labels[index], "index": index}
 
 
-__all__ = ["CLS", "PAD", "SPECIALS", "UNK", "ImdbData", "ReviewBatches", "Reviews", "Vocab", "build_vocab",
-           "load_imdb", "pad_batch", "tokenize"]
+__all__ = ["ImdbData", "ReviewBatches", "Reviews", "load_imdb"]

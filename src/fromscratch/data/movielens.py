@@ -29,9 +29,27 @@ from torch.utils.data import Dataset
 from fromscratch.data.registry import MOVIELENS_100K, DataError, extract
 
 N_USERS, N_ITEMS, N_RATINGS = 943, 1_682, 100_000
-GENRES = ("unknown", "Action", "Adventure", "Animation", "Children's", "Comedy", "Crime", "Documentary",
-          "Drama", "Fantasy", "Film-Noir", "Horror", "Musical", "Mystery", "Romance", "Sci-Fi", "Thriller",
-          "War", "Western")
+GENRES = (
+    "unknown",
+    "Action",
+    "Adventure",
+    "Animation",
+    "Children's",
+    "Comedy",
+    "Crime",
+    "Documentary",
+    "Drama",
+    "Fantasy",
+    "Film-Noir",
+    "Horror",
+    "Musical",
+    "Mystery",
+    "Romance",
+    "Sci-Fi",
+    "Thriller",
+    "War",
+    "Western",
+)
 
 Batch = tuple[torch.Tensor, torch.Tensor, torch.Tensor]  # user (b,), item (b,) int64; rating (b,) float32
 
@@ -43,11 +61,14 @@ class Ratings(Dataset):
     into ``(user (b,), item (b,), rating (b,))``.
     """
 
-    def __init__(self, user: torch.Tensor, item: torch.Tensor, rating: torch.Tensor,
-                 timestamp: torch.Tensor | None = None):
+    def __init__(
+        self, user: torch.Tensor, item: torch.Tensor, rating: torch.Tensor, timestamp: torch.Tensor | None = None
+    ):
         if not (user.shape == item.shape == rating.shape) or user.dim() != 1:
-            raise ValueError(f"user, item and rating must be 1-d tensors of one length; got shapes "
-                             f"{tuple(user.shape)}, {tuple(item.shape)}, {tuple(rating.shape)}.")
+            raise ValueError(
+                f"user, item and rating must be 1-d tensors of one length; got shapes "
+                f"{tuple(user.shape)}, {tuple(item.shape)}, {tuple(rating.shape)}."
+            )
         self.user = user.long()
         self.item = item.long()
         self.rating = rating.float()
@@ -78,7 +99,7 @@ class Ratings(Dataset):
         def epoch() -> Iterator[Batch]:
             order = torch.randperm(len(self)) if shuffle else torch.arange(len(self))
             for start in range(0, len(self), batch_size):
-                yield self[order[start:start + batch_size]]
+                yield self[order[start : start + batch_size]]
 
         return epoch
 
@@ -129,8 +150,10 @@ def _files(root: Path) -> Path:
     folder = root / "ml-100k"
     for name in ("u.data", "u.item"):
         if not (folder / name).is_file():
-            raise DataError(f"{folder / name} is missing: the extracted MovieLens copy under {root} is incomplete. "
-                            f"Delete {root} and run again to unpack the archive afresh.")
+            raise DataError(
+                f"{folder / name} is missing: the extracted MovieLens copy under {root} is incomplete. "
+                f"Delete {root} and run again to unpack the archive afresh."
+            )
     return folder
 
 
@@ -138,8 +161,10 @@ def read_ratings(folder: Path) -> Ratings:
     """All ratings of ``u.data`` (tab-separated ``user item rating timestamp``, ids from 1)."""
     numbers = np.array((folder / "u.data").read_text().split(), dtype=np.int64)  # (4n,)
     if numbers.size != 4 * N_RATINGS:
-        raise DataError(f"{folder / 'u.data'} holds {numbers.size} numbers, expected 4 for each of {N_RATINGS} "
-                        f"ratings; delete {folder.parent} and run again to unpack the archive afresh.")
+        raise DataError(
+            f"{folder / 'u.data'} holds {numbers.size} numbers, expected 4 for each of {N_RATINGS} "
+            f"ratings; delete {folder.parent} and run again to unpack the archive afresh."
+        )
     table = torch.from_numpy(numbers).view(N_RATINGS, 4)  # (n, 4): user, item, rating, timestamp
     return Ratings(table[:, 0] - 1, table[:, 1] - 1, table[:, 2].float(), table[:, 3])
 

@@ -84,8 +84,10 @@ def _mirror_sums(mirror: Path) -> dict[str, tuple[str, Path]]:
     """``fname -> (sha256, path)`` for every file listed in the mirror's SHA256SUMS."""
     sums = mirror / SUMS_FILE
     if not sums.is_file():
-        raise DataError(f"The mirror {mirror} (from ${MIRROR_ENV}) has no {SUMS_FILE} file. Create it with "
-                        f"`cd {mirror} && sha256sum */* > {SUMS_FILE}`, or unset {MIRROR_ENV}.")
+        raise DataError(
+            f"The mirror {mirror} (from ${MIRROR_ENV}) has no {SUMS_FILE} file. Create it with "
+            f"`cd {mirror} && sha256sum */* > {SUMS_FILE}`, or unset {MIRROR_ENV}."
+        )
     entries = {}
     for line in sums.read_text().splitlines():
         if line.strip():
@@ -106,8 +108,10 @@ def _from_mirror(dataset: DataFile) -> Path | None:
     if not path.is_file():
         raise DataError(f"{mirror / SUMS_FILE} lists {dataset.fname}, but {path} does not exist.")
     if sha256sum(path) != digest:
-        raise DataError(f"The mirror copy {path} is corrupt: its sha256 differs from {mirror / SUMS_FILE}. "
-                        f"Copy the file again (or delete it to download {dataset.url or 'it'} instead).")
+        raise DataError(
+            f"The mirror copy {path} is corrupt: its sha256 differs from {mirror / SUMS_FILE}. "
+            f"Copy the file again (or delete it to download {dataset.url or 'it'} instead)."
+        )
     return path
 
 
@@ -130,22 +134,31 @@ def fetch(dataset: DataFile | str, *, progressbar: bool = True) -> Path:
     if mirrored is not None:
         return mirrored
     cache = cache_dir()
-    how_to_fill = (f"Either connect to the internet and run again, or download it by hand and put it at "
-                   f"{cache / dataset.fname} (the cache, set by ${CACHE_ENV}), or point ${MIRROR_ENV} at a "
-                   f"directory holding it and a {SUMS_FILE} file.")
+    how_to_fill = (
+        f"Either connect to the internet and run again, or download it by hand and put it at "
+        f"{cache / dataset.fname} (the cache, set by ${CACHE_ENV}), or point ${MIRROR_ENV} at a "
+        f"directory holding it and a {SUMS_FILE} file."
+    )
     if dataset.url is None:
-        raise DataError(f"{dataset.fname} ({dataset.name}) has no public download address; it comes only from "
-                        f"a mirror. Point ${MIRROR_ENV} at a directory whose {SUMS_FILE} lists it.")
+        raise DataError(
+            f"{dataset.fname} ({dataset.name}) has no public download address; it comes only from "
+            f"a mirror. Point ${MIRROR_ENV} at a directory whose {SUMS_FILE} lists it."
+        )
     cache.mkdir(parents=True, exist_ok=True)
     try:
-        path = pooch.retrieve(dataset.url, known_hash=f"sha256:{dataset.sha256}", fname=dataset.fname,
-                              path=cache, progressbar=progressbar)
+        path = pooch.retrieve(
+            dataset.url, known_hash=f"sha256:{dataset.sha256}", fname=dataset.fname, path=cache, progressbar=progressbar
+        )
     except ValueError as error:  # pooch: the downloaded file's hash does not match
-        raise DataError(f"The download of {dataset.fname} from {dataset.url} is corrupt (sha256 mismatch); "
-                        f"nothing was kept. Try again later. {how_to_fill}\n({error})") from error
+        raise DataError(
+            f"The download of {dataset.fname} from {dataset.url} is corrupt (sha256 mismatch); "
+            f"nothing was kept. Try again later. {how_to_fill}\n({error})"
+        ) from error
     except Exception as error:  # no network, server down, ...
-        raise DataError(f"Could not get {dataset.fname} from {dataset.url}: {error.__class__.__name__}: {error}. "
-                        f"No copy was found in the cache {cache}. {how_to_fill}") from error
+        raise DataError(
+            f"Could not get {dataset.fname} from {dataset.url}: {error.__class__.__name__}: {error}. "
+            f"No copy was found in the cache {cache}. {how_to_fill}"
+        ) from error
     return Path(path)
 
 
@@ -183,31 +196,39 @@ def extract(dataset: DataFile | str, *, progressbar: bool = True) -> Path:
 
 
 # --- the course's datasets -------------------------------------------------------------------------
-MOVIELENS_100K = register(DataFile(
-    name="ml-100k",
-    url="https://files.grouplens.org/datasets/movielens/ml-100k.zip",
-    sha256="50d2a982c66986937beb9ffb3aa76efe955bf3d5c6b761f4e3a7cd717c6a3229",
-    fname="ml-100k.zip",
-    description="MovieLens 100K: 100,000 ratings (1-5) of 1,682 movies by 943 users (Harper & Konstan 2015).",
-))
-ACL_IMDB = register(DataFile(
-    name="aclImdb",
-    url="https://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz",
-    sha256="c40f74a18d3b61f90feba1e17730e0d38e8b97c05fde7008942e91923d1658fe",
-    fname="aclImdb_v1.tar.gz",
-    description="Large Movie Review Dataset v1.0: 25,000 train and 25,000 test reviews (Maas et al. 2011).",
-))
-ENWIK8 = register(DataFile(
-    name="enwik8",
-    url="https://mattmahoney.net/dc/enwik8.zip",
-    sha256="547994d9980ebed1288380d652999f38a14fe291a6247c157c3d33d4932534bc",
-    fname="enwik8.zip",
-    description="The first 100,000,000 bytes of an English Wikipedia XML dump (Hutter Prize).",
-))
-ENWIK8_PREFIX = register(DataFile(
-    name="enwik8-prefix-1000000",
-    url=None,  # not published: a classroom or CI mirror holds it
-    sha256=None,
-    fname="enwik8-prefix-1000000.zip",
-    description="Only the first 1,000,000 bytes of enwik8 (member `enwik8`); too short for the standard split.",
-))
+MOVIELENS_100K = register(
+    DataFile(
+        name="ml-100k",
+        url="https://files.grouplens.org/datasets/movielens/ml-100k.zip",
+        sha256="50d2a982c66986937beb9ffb3aa76efe955bf3d5c6b761f4e3a7cd717c6a3229",
+        fname="ml-100k.zip",
+        description="MovieLens 100K: 100,000 ratings (1-5) of 1,682 movies by 943 users (Harper & Konstan 2015).",
+    )
+)
+ACL_IMDB = register(
+    DataFile(
+        name="aclImdb",
+        url="https://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz",
+        sha256="c40f74a18d3b61f90feba1e17730e0d38e8b97c05fde7008942e91923d1658fe",
+        fname="aclImdb_v1.tar.gz",
+        description="Large Movie Review Dataset v1.0: 25,000 train and 25,000 test reviews (Maas et al. 2011).",
+    )
+)
+ENWIK8 = register(
+    DataFile(
+        name="enwik8",
+        url="https://mattmahoney.net/dc/enwik8.zip",
+        sha256="547994d9980ebed1288380d652999f38a14fe291a6247c157c3d33d4932534bc",
+        fname="enwik8.zip",
+        description="The first 100,000,000 bytes of an English Wikipedia XML dump (Hutter Prize).",
+    )
+)
+ENWIK8_PREFIX = register(
+    DataFile(
+        name="enwik8-prefix-1000000",
+        url=None,  # not published: a classroom or CI mirror holds it
+        sha256=None,
+        fname="enwik8-prefix-1000000.zip",
+        description="Only the first 1,000,000 bytes of enwik8 (member `enwik8`); too short for the standard split.",
+    )
+)

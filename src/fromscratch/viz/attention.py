@@ -10,17 +10,22 @@ Heatmaps read queries down the rows and keys along the columns, the layout of th
 
 from __future__ import annotations
 
+import math
+import textwrap
 from collections.abc import Mapping, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from fromscratch.viz.style import HEATMAP_CMAP
+from fromscratch.viz.style import BOOK_WIDTH, FONT, HEATMAP_CMAP, MIN_FONT, text_width
 
 __all__ = ["attention_heatmap", "attention_grid", "scaling_plot", "bertviz_view"]
 
 ANNOTATE_UP_TO = 12  # write the weights into the cells when both sides have at most this many tokens
+MAX_CELL = 0.45  # inches: the widest heatmap cell (few tokens); with many, cells shrink to fit BOOK_WIDTH
+AXIS_LABEL = 0.45  # inches beside the tick labels for an axis label and padding
+COLORBAR = 0.9  # inches for a colour bar with its tick labels
 
 
 def _as_numpy(weights) -> np.ndarray:
@@ -29,77 +34,181 @@ def _as_numpy(weights) -> np.ndarray:
     return np.asarray(weights, dtype=float)
 
 
-def attention_heatmap(weights, query_tokens: Sequence[str], key_tokens: Sequence[str] | None = None, ax=None, *,
-                      title: str | None = None, vmax: float | None = 1.0, annotate: bool | None = None,
-                      colorbar: bool = True):
+def _tick_layout(cell: float, labels: Sequence[str]) -> tuple[float, int, int]:
+    """How to label cells ``cell`` inches wide: font size (points), every ``step``-th token, x rotation.
+
+    The font shrinks with the cells down to MIN_FONT; below that, every second (third, ...) token is
+    labelled instead, so that the labels shown stay readable. One-character labels (bytes) stand upright.
+    """
+    cell_pt = 72 * cell
+    font = min(max(0.75 * cell_pt, MIN_FONT), FONT)
+    step = max(1, math.ceil(1.2 * font / cell_pt))  # a line of text needs about 1.2 font sizes
+    if max((len(label) for label in labels), default=0) <= 1:
+        return font, step, 0
+    return font, step, 45 if step * cell_pt >= 1.7 * font else 90
+
+
+def _fit_cell(tk: int, query_tokens: Sequence[str], columns: int, beside: float) -> float:
+    """The cell size (inches) for ``columns`` heatmaps of ``tk`` keys side by side in BOOK_WIDTH.
+
+    The query labels stand left of the first heatmap; ``beside`` inches go to colour bar and gaps.
+    """
+
+    def left(cell: float) -> float:  # the query labels' width depends on their font, set by the cell size
+        font, step, _ = _tick_layout(cell, query_tokens)
+        return text_width(query_tokens[::step], font) + AXIS_LABEL
+
+    fits = min(MAX_CELL, (BOOK_WIDTH - left(MAX_CELL) - beside) / (columns * tk))  # labels at their largest
+    larger = min(MAX_CELL, (BOOK_WIDTH - left(fits) - beside) / (columns * tk))  # labels as small as they get
+    return larger if left(larger) + larger * columns * tk + beside <= BOOK_WIDTH else fits
+
+
+def _label_height(key_tokens: Sequence[str], cell: float) -> float:
+    """Inches below a heatmap for its (rotated) key labels and the axis label."""
+    font, step, rotation = _tick_layout(cell, key_tokens)
+    return text_width(key_tokens[::step], font) * math.sin(math.radians(rotation)) + font / 72 + AXIS_LABEL
+
+
+def _draw_heatmap(
+    ax, w: np.ndarray, query_tokens: list[str], key_tokens: list[str], cell: float, top: float, annotate: bool
+):
+    """Draw ``w`` ``(tq, tk)`` on ``ax`` with tick labels sized for cells ``cell`` inches wide."""
+    image = ax.imshow(w, cmap=HEATMAP_CMAP, vmin=0.0, vmax=top, aspect="equal")
+    ax.grid(False)
+    font, step, rotation = _tick_layout(cell, key_tokens)
+    xlabels = {"rotation": rotation, "ha": "center" if rotation == 0 else "right", "rotation_mode": "anchor"}
+    if rotation == 90:
+        xlabels["va"] = "center"
+    ax.set_xticks(range(0, len(key_tokens), step), key_tokens[::step], fontsize=font, **xlabels)
+    ax.set_yticks(range(0, len(query_tokens), step), query_tokens[::step], fontsize=font)
+    ax.set_xlabel("key (attended to)")
+    ax.set_ylabel("query (attending)")
+    ax.tick_params(length=0)
+    if annotate:
+        for (i, j), value in np.ndenumerate(w):
+            # viridis is dark at the bottom of its scale and light at the top
+            colour = "black" if value > 0.6 * top else "white"
+            ax.text(j, i, f"{value:.2f}", ha="center", va="center", color=colour, fontsize=min(MIN_FONT, 20 * cell))
+    return image
+
+
+def attention_heatmap(
+    weights,
+    query_tokens: Sequence[str],
+    key_tokens: Sequence[str] | None = None,
+    ax=None,
+    *,
+    title: str | None = None,
+    vmax: float | None = 1.0,
+    annotate: bool | None = None,
+    colorbar: bool = True,
+):
     """Draw one attention matrix as a heatmap (chapters 02-04): row ``i`` shows query ``i``'s weights.
 
     weights: ``(tq, tk)`` (a tensor or array; leading dims of size 1 are dropped); query_tokens:
     ``tq`` labels; key_tokens: ``tk`` labels (default: the query tokens, as in self-attention).
     ``vmax=1`` fixes the colour scale so heads and layers compare; ``None`` uses the largest weight.
-    Cells carry their values when the matrix is small. Returns the matplotlib ``Axes``.
+    Cells carry their values when the matrix is small. The figure fits the book's text column, its
+    labels at a readable size: with many tokens, every second (third, ...) one is labelled.
+    Returns the matplotlib ``Axes``.
     """
     w = _as_numpy(weights)
     while w.ndim > 2 and w.shape[0] == 1:
         w = w[0]
-    key_tokens = list(query_tokens if key_tokens is None else key_tokens)
+    query_tokens = [str(token) for token in query_tokens]
+    key_tokens = query_tokens if key_tokens is None else [str(token) for token in key_tokens]
     if w.ndim != 2 or w.shape != (len(query_tokens), len(key_tokens)):
-        raise ValueError(f"weights must have shape (tq, tk) = ({len(query_tokens)}, {len(key_tokens)}) to match the "
-                         f"tokens, got {tuple(w.shape)}; pick one head and example, e.g. weights[0, head].")
+        raise ValueError(
+            f"weights must have shape (tq, tk) = ({len(query_tokens)}, {len(key_tokens)}) to match the "
+            f"tokens, got {tuple(w.shape)}; pick one head and example, e.g. weights[0, head]."
+        )
+    tq, tk = w.shape
+    if not tq or not tk:
+        raise ValueError("nothing to draw: pass at least one query and one key token.")
     if ax is None:
-        size = max(2.5, 0.45 * max(w.shape) + 1.5)
-        _, ax = plt.subplots(figsize=(size + (1 if colorbar else 0), size))
+        cell = _fit_cell(tk, query_tokens, 1, COLORBAR if colorbar else 0.1)
+        font, step, _ = _tick_layout(cell, query_tokens)
+        width = text_width(query_tokens[::step], font) + AXIS_LABEL + cell * tk + (COLORBAR if colorbar else 0.1)
+        height = cell * tq + _label_height(key_tokens, cell) + (0.4 if title else 0.1)
+        _, ax = plt.subplots(figsize=(width, height), layout="constrained")
+    else:  # the cells of the axes given, as drawn with equal aspect
+        box = ax.get_position()
+        cell = min(box.width * ax.figure.get_figwidth() / tk, box.height * ax.figure.get_figheight() / tq)
     top = vmax if vmax is not None else max(float(w.max()), 1e-12)
-    image = ax.imshow(w, cmap=HEATMAP_CMAP, vmin=0.0, vmax=top, aspect="equal")
-    ax.grid(False)
-    ax.set_xticks(range(len(key_tokens)), key_tokens, rotation=45, ha="right", rotation_mode="anchor")
-    ax.set_yticks(range(len(query_tokens)), list(query_tokens))
-    ax.set_xlabel("key (attended to)")
-    ax.set_ylabel("query (attending)")
-    ax.tick_params(length=0)
-    if title:
-        ax.set_title(title)
     if annotate is None:
         annotate = max(w.shape) <= ANNOTATE_UP_TO
-    if annotate:
-        for (i, j), value in np.ndenumerate(w):
-            # viridis is dark at the bottom of its scale and light at the top
-            colour = "black" if value > 0.6 * top else "white"
-            ax.text(j, i, f"{value:.2f}", ha="center", va="center", color=colour, fontsize=8)
+    image = _draw_heatmap(ax, w, query_tokens, key_tokens, cell, top, annotate)
+    if title:
+        ax.set_title(title)
     if colorbar:
         ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
     return ax
 
 
-def attention_grid(weights, tokens: Sequence[str], key_tokens: Sequence[str] | None = None, *, example: int = 0,
-                   ncols: int = 4, title: str | None = None, vmax: float | None = 1.0):
+def _grid_shape(heads: int, ncols: int, tk: int, tokens: Sequence[str]) -> tuple[int, float]:
+    """Panels per row (at most ``ncols``) and their cell size (inches) for the book's width.
+
+    As many columns as keep every token labelled, but two at least (a grid stays on one screen:
+    with many tokens, every second or third one is labelled instead).
+    """
+
+    def cell(columns: int) -> float:
+        return _fit_cell(tk, tokens, columns, COLORBAR + 0.15 * (columns - 1))
+
+    most = min(ncols, heads)
+    columns = next((c for c in range(most, 0, -1) if _tick_layout(cell(c), tokens)[1] == 1), 1)
+    columns = max(columns, min(2, most))
+    return columns, cell(columns)
+
+
+def attention_grid(
+    weights,
+    tokens: Sequence[str],
+    key_tokens: Sequence[str] | None = None,
+    *,
+    example: int = 0,
+    ncols: int = 4,
+    title: str | None = None,
+    vmax: float | None = 1.0,
+):
     """All heads of one layer side by side (chapter 04), one shared colour scale.
 
     weights: ``(h, tq, tk)`` or ``(b, h, tq, tk)`` (then batch element ``example`` is shown).
-    Returns the matplotlib ``Figure``.
+    ncols: at most this many panels per row; fewer when the tokens need the width to stay readable
+    in the book's text column. Returns the matplotlib ``Figure``.
     """
     w = _as_numpy(weights)
     if w.ndim == 4:
         w = w[example]
     if w.ndim != 3:
         raise ValueError(f"weights must have shape (h, tq, tk) or (b, h, tq, tk), got {tuple(w.shape)}.")
-    heads = w.shape[0]
-    ncols = min(ncols, heads)
+    tokens = [str(token) for token in tokens]
+    key_tokens = tokens if key_tokens is None else [str(token) for token in key_tokens]
+    heads, tq, tk = w.shape
+    if (tq, tk) != (len(tokens), len(key_tokens)):
+        raise ValueError(
+            f"weights must have shape (h, tq, tk) with (tq, tk) = ({len(tokens)}, {len(key_tokens)}) to "
+            f"match the tokens, got {tuple(w.shape)}."
+        )
+    ncols, cell = _grid_shape(heads, ncols, tk, tokens)
     nrows = -(-heads // ncols)
-    side = max(2.2, 0.4 * max(w.shape[1:]) + 1.2)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(side * ncols + 0.8, side * nrows + 0.3), squeeze=False,
-                             constrained_layout=True)
+    font, step, _ = _tick_layout(cell, tokens)
+    width = text_width(tokens[::step], font) + AXIS_LABEL + ncols * cell * tk + COLORBAR + 0.15 * (ncols - 1)
+    height = nrows * (cell * tq + 0.35) + _label_height(key_tokens, cell) + (0.4 if title else 0.1)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width, height), squeeze=False, layout="constrained")
     top = vmax if vmax is not None else float(w.max())
     for head, ax in enumerate(axes.flat):
         if head >= heads:
             ax.axis("off")
             continue
-        attention_heatmap(w[head], tokens, key_tokens, ax=ax, title=f"head {head}", vmax=top,
-                          annotate=False, colorbar=False)
-        if head % ncols:
-            ax.set_ylabel("")  # label the outer axes only
+        _draw_heatmap(ax, w[head], tokens, key_tokens, cell, top, annotate=False)
+        ax.set_title(f"head {head}")
+        if head % ncols:  # label the outer axes only: rows share the queries, columns the keys
+            ax.set_ylabel("")
+            ax.tick_params(labelleft=False)
         if head < heads - ncols:
             ax.set_xlabel("")
+            ax.tick_params(labelbottom=False)
     image = axes.flat[0].images[0]
     fig.colorbar(image, ax=axes, shrink=0.8)
     if title:
@@ -107,16 +216,18 @@ def attention_grid(weights, tokens: Sequence[str], key_tokens: Sequence[str] | N
     return fig
 
 
-def scaling_plot(dims: Sequence[int], curves: Mapping[str, Mapping[str, Sequence[float]]], *, logy=(),
-                 xlabel: str = "head width d"):
+def scaling_plot(
+    dims: Sequence[int], curves: Mapping[str, Mapping[str, Sequence[float]]], *, logy=(), xlabel: str = "head width d"
+):
     """Chapter 03: one panel per quantity (the mapping's keys), one line per variant, against ``d``.
 
     curves: ``{"quantity": {"unscaled": [...], "scaled by 1/sqrt(d)": [...]}, ...}``, each list as
     long as ``dims``. Quantities named in ``logy`` get a log y-axis. Returns the ``Figure``.
     """
-    fig, axes = plt.subplots(1, len(curves), figsize=(max(6.0, 4.2 * len(curves)), 3.6), squeeze=False,
-                             constrained_layout=True)
-    for ax, (quantity, lines) in zip(axes[0], curves.items()):
+    width = min(BOOK_WIDTH, max(6.0, 4.2 * len(curves)))  # no wider than the book's text column
+    fig, axes = plt.subplots(1, len(curves), figsize=(width, 3.6), squeeze=False, layout="constrained")
+    title_chars = int((width / len(curves) - 0.5) * 72 / (0.6 * FONT))  # titles wrap to their panel's width
+    for ax, (quantity, lines) in zip(axes[0], curves.items(), strict=True):
         for label, values in lines.items():
             if len(values) != len(dims):
                 raise ValueError(f"{quantity!r}/{label!r} has {len(values)} values for {len(dims)} dims.")
@@ -125,7 +236,7 @@ def scaling_plot(dims: Sequence[int], curves: Mapping[str, Mapping[str, Sequence
         if quantity in logy:
             ax.set_yscale("log")
         ax.set_xlabel(xlabel)
-        ax.set_title(quantity)
+        ax.set_title(textwrap.fill(quantity, title_chars))
     handles, labels = axes[0, 0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncols=min(3, len(labels)), fontsize="small")
     return fig
@@ -142,12 +253,13 @@ def _per_layer(attention, example: int) -> list[torch.Tensor]:
             layer = layer[None]  # (1, h, t, t)
         if layer.dim() != 4 or layer.shape[-1] != layer.shape[-2]:
             raise ValueError(f"layer {n}: expected attention (b, h, t, t) or (h, t, t), got {tuple(layer.shape)}.")
-        layers.append(layer[example:example + 1])  # (1, h, t, t)
+        layers.append(layer[example : example + 1])  # (1, h, t, t)
     return layers
 
 
-def bertviz_view(model_or_weights, tokens: Sequence[str], kind: str = "head", *, inputs=None, example: int = 0,
-                 **options):
+def bertviz_view(
+    model_or_weights, tokens: Sequence[str], kind: str = "head", *, inputs=None, example: int = 0, **options
+):
     """Our attention in bertviz's interactive views (chapters 04, 06, 07).
 
     model_or_weights: a list (one per layer) of ``(b, h, t, t)`` tensors, one such tensor, or a
@@ -163,9 +275,11 @@ def bertviz_view(model_or_weights, tokens: Sequence[str], kind: str = "head", *,
     """
     try:
         from bertviz import head_view, model_view
-    except ImportError as error:  # optional dependency (pip install fromscratch[viz])
-        raise ImportError("bertviz_view needs bertviz: pip install bertviz (or pip install 'fromscratch[viz]'); "
-                          "attention_heatmap draws the same weights without it.") from error
+    except ImportError as error:  # a dependency of fromscratch, imported here only because it is slow to import
+        raise ImportError(
+            "bertviz_view needs bertviz, a dependency of fromscratch: reinstall the package "
+            "(pip install bertviz); attention_heatmap draws the same weights without it."
+        ) from error
     if kind not in ("head", "model"):
         raise ValueError(f"kind must be 'head' or 'model', got {kind!r}.")
     attention = model_or_weights

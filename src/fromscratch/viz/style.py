@@ -11,6 +11,13 @@ import matplotlib as mpl
 PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
 HEATMAP_CMAP = "viridis"  # perceptually uniform, readable in greyscale
 
+# Figures are sized for the page: the book's text column is about 730 px wide, and a figure drawn at
+# figure.dpi 100 wider than that is shrunk to fit it, its text with it. Drawn at most BOOK_WIDTH
+# wide, a point of font size is 100/72 px on the page: MIN_FONT (9 pt) is 12.5 px.
+BOOK_WIDTH = 7.1  # inches: the 7.3-inch text column at figure.dpi 100, less the 0.1-inch margins Jupyter adds
+FONT = 11  # points: the default font size
+MIN_FONT = 9  # points: the smallest text that reads at the book's width
+
 STYLE = {
     "figure.facecolor": "white",
     "axes.facecolor": "white",
@@ -25,11 +32,16 @@ STYLE = {
     "grid.alpha": 0.3,
     "axes.spines.top": False,
     "axes.spines.right": False,
-    "figure.dpi": 100,
+    "figure.dpi": 100,  # the book shows figures at this resolution: see BOOK_WIDTH
     "savefig.dpi": 150,
-    "font.size": 11,
+    "font.size": FONT,
     "image.cmap": HEATMAP_CMAP,
 }
+
+
+def text_width(labels, fontsize: float) -> float:
+    """About how wide, in inches, the longest of ``labels`` is at ``fontsize`` points (0.6 em a character)."""
+    return max((len(str(label)) for label in labels), default=0) * 0.6 * fontsize / 72
 
 
 def use_style() -> None:

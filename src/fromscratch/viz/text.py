@@ -19,7 +19,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from fromscratch.viz.style import HEATMAP_CMAP, PALETTE
+from fromscratch.viz.style import BOOK_WIDTH, HEATMAP_CMAP, PALETTE
 
 __all__ = ["Table", "table", "TokenHighlight", "highlight_tokens", "length_histogram", "position_plot"]
 
@@ -40,9 +40,9 @@ class Table:
     def __repr__(self) -> str:
         widths = [max(len(r[c]) for r in [self.header, *self.rows]) for c in range(len(self.header))]
         lines = [self.caption] if self.caption else []
-        lines.append("  ".join(h.ljust(w) for h, w in zip(self.header, widths)).rstrip())
+        lines.append("  ".join(h.ljust(w) for h, w in zip(self.header, widths, strict=True)).rstrip())
         lines.append("  ".join("-" * w for w in widths))
-        lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in self.rows]
+        lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in self.rows]
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
@@ -60,7 +60,7 @@ def table(rows: Sequence[Sequence[object]], header: Sequence[str], caption: str 
 
 # --- tokens and positions ------------------------------------------------------------------------
 def _rgba(hex_colour: str, alpha: float) -> str:
-    r, g, b = (int(hex_colour[i:i + 2], 16) for i in (1, 3, 5))
+    r, g, b = (int(hex_colour[i : i + 2], 16) for i in (1, 3, 5))
     return f"rgba({r}, {g}, {b}, {alpha:.2f})"
 
 
@@ -69,8 +69,11 @@ class TokenHighlight:
 
     def __init__(self, tokens: Sequence[str], scores: Sequence[float] | None, caption: str, signed: bool):
         self.tokens, self.caption, self.signed = list(tokens), caption, signed
-        self.scores = None if scores is None else np.asarray(
-            scores.detach().float().cpu() if isinstance(scores, torch.Tensor) else scores, dtype=float)
+        self.scores = (
+            None
+            if scores is None
+            else np.asarray(scores.detach().float().cpu() if isinstance(scores, torch.Tensor) else scores, dtype=float)
+        )
         if self.scores is not None and self.scores.shape != (len(self.tokens),):
             raise ValueError(f"got {len(self.scores)} scores for {len(self.tokens)} tokens; pass one score per token.")
 
@@ -100,16 +103,26 @@ class TokenHighlight:
             score = self.scores[i]
             colour = (POSITIVE if score >= 0 else NEGATIVE) if self.signed else NEUTRAL
             alpha = 0.85 * abs(score) / top
-            spans.append(f"<span title='{score:+.3f}' style='background:{_rgba(colour, alpha)};"
-                         f"border-radius:3px;padding:0 1px'>{text}</span>")
-        caption = f"<div style='font-weight:bold;margin-bottom:4px'>{html.escape(self.caption)}</div>" \
-            if self.caption else ""
-        return (f"<div style='border:1px solid #ccc;border-radius:6px;padding:8px;line-height:1.9;"
-                f"background:white;color:#222'>{caption}{' '.join(spans)}</div>")
+            spans.append(
+                f"<span title='{score:+.3f}' style='background:{_rgba(colour, alpha)};"
+                f"border-radius:3px;padding:0 1px'>{text}</span>"
+            )
+        caption = (
+            f"<div style='font-weight:bold;margin-bottom:4px'>{html.escape(self.caption)}</div>" if self.caption else ""
+        )
+        return (
+            f"<div style='border:1px solid #ccc;border-radius:6px;padding:8px;line-height:1.9;"
+            f"background:white;color:#222'>{caption}{' '.join(spans)}</div>"
+        )
 
 
-def highlight_tokens(tokens: Sequence[str], scores: Sequence[float] | torch.Tensor | None = None, *,
-                     caption: str = "", signed: bool | None = None) -> TokenHighlight:
+def highlight_tokens(
+    tokens: Sequence[str],
+    scores: Sequence[float] | torch.Tensor | None = None,
+    *,
+    caption: str = "",
+    signed: bool | None = None,
+) -> TokenHighlight:
     """Show ``tokens`` with each one shaded by its score (chapters 06-07).
 
     scores: ``(t,)``, one per token (None: plain text). signed=True shades positive scores green and
@@ -121,14 +134,18 @@ def highlight_tokens(tokens: Sequence[str], scores: Sequence[float] | torch.Tens
     return TokenHighlight(tokens, scores, caption, signed)
 
 
-def length_histogram(lengths: Sequence[int] | torch.Tensor, max_len: int | None = None, *, bins: int = 60,
-                     unit: str = "tokens"):
+def length_histogram(
+    lengths: Sequence[int] | torch.Tensor, max_len: int | None = None, *, bins: int = 60, unit: str = "tokens"
+):
     """A histogram of text lengths, with the truncation length marked (chapter 06). Returns the ``Axes``."""
     lengths = np.asarray(torch.as_tensor(lengths).cpu())
-    _, ax = plt.subplots(figsize=(7, 3))
+    _, ax = plt.subplots(figsize=(BOOK_WIDTH, 3))
     ax.hist(lengths, bins=bins, color=NEUTRAL)
-    ax.set(xlabel=f"length ({unit})", ylabel="count",
-           title=f"{len(lengths):,} texts, median {np.median(lengths):.0f} {unit}")
+    ax.set(
+        xlabel=f"length ({unit})",
+        ylabel="count",
+        title=f"{len(lengths):,} texts, median {np.median(lengths):.0f} {unit}",
+    )
     if max_len is not None:
         cut = float((lengths > max_len).mean())
         ax.axvline(max_len, color=NEGATIVE, linestyle="--", label=f"max_len = {max_len}: {cut:.0%} are cut")
@@ -144,7 +161,7 @@ def position_plot(vectors: torch.Tensor, *, title: str = "position vectors"):
     vectors = torch.as_tensor(vectors).detach().float().cpu()
     if vectors.dim() != 2:
         raise ValueError(f"vectors must have shape (t, e), got {tuple(vectors.shape)}.")
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4), constrained_layout=True)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(BOOK_WIDTH, 3.2), layout="constrained")
     top = float(vectors.abs().max()) or 1.0
     image = left.imshow(vectors.numpy(), cmap="RdBu_r", aspect="auto", vmin=-top, vmax=top, interpolation="nearest")
     left.set(xlabel="dimension", ylabel="position", title=title)

@@ -1,4 +1,4 @@
-"""Plots and tables for the dot-product chapter (chapter 01).
+"""Movies and tastes in pictures and tables: the plots of the dot-product chapter (chapter 01).
 
 - ``plot_hand_features`` and ``plot_score_terms``: hand-made (romance, action) features and the
   terms of each dot product;
@@ -21,13 +21,22 @@ from fromscratch.recommend import MatrixFactorization, recommend, taste_vector
 from fromscratch.viz.style import PALETTE
 from fromscratch.viz.text import Table
 
-__all__ = ["plot_hand_features", "plot_score_terms", "plot_movie_features", "direction_ends",
-           "taste_table", "taste_explorer"]
+__all__ = [
+    "plot_hand_features",
+    "plot_score_terms",
+    "plot_movie_features",
+    "direction_ends",
+    "taste_table",
+    "taste_explorer",
+]
 
 
 # --- hand-made features ----------------------------------------------------------------------------
-def plot_hand_features(movies: Mapping[str, Sequence[float]], users: Mapping[str, Sequence[float]],
-                       features: Sequence[str] = ("romance", "action")):
+def plot_hand_features(
+    movies: Mapping[str, Sequence[float]],
+    users: Mapping[str, Sequence[float]],
+    features: Sequence[str] = ("romance", "action"),
+):
     """Movies as points and users as arrows in a two-feature plane.
 
     ``movies`` / ``users``: name -> (feature 1, feature 2). A user's score for a movie is the dot
@@ -42,25 +51,40 @@ def plot_hand_features(movies: Mapping[str, Sequence[float]], users: Mapping[str
         ax.annotate("", xy=(x, y), xytext=(0, 0), arrowprops=dict(arrowstyle="-|>", color=colour, lw=2))
         ax.annotate(name, (x, y), xytext=(6, -12), textcoords="offset points", color=colour, fontweight="bold")
     limit = 1.15 * max(abs(v) for point in [*movies.values(), *users.values()] for v in point)
-    ax.set(xlim=(-limit, limit), ylim=(-limit, limit), aspect="equal", xlabel=features[0], ylabel=features[1],
-           title="Hand-made features: movies (dots) and users (arrows)")
+    ax.set(
+        xlim=(-limit, limit),
+        ylim=(-limit, limit),
+        aspect="equal",
+        xlabel=features[0],
+        ylabel=features[1],
+        title="Hand-made features: movies (dots) and users (arrows)",
+    )
     ax.axhline(0, color="#888888", lw=0.8)
     ax.axvline(0, color="#888888", lw=0.8)
     fig.tight_layout()
     return fig
 
 
-def plot_score_terms(user_name: str, user: Sequence[float], movies: Mapping[str, Sequence[float]],
-                     features: Sequence[str] = ("romance", "action")):
+def plot_score_terms(
+    user_name: str,
+    user: Sequence[float],
+    movies: Mapping[str, Sequence[float]],
+    features: Sequence[str] = ("romance", "action"),
+):
     """For one user, each movie's dot-product terms $u_k m_k$ as bars and their sum as a diamond."""
     names = list(movies)
     fig, ax = plt.subplots(figsize=(7, 0.6 * len(names) + 1.5))
     height = 0.8 / len(features)
     for k, feature in enumerate(features):
         terms = [user[k] * movies[name][k] for name in names]
-        ax.barh([i + (k - (len(features) - 1) / 2) * height for i in range(len(names))], terms, height=height,
-                color=PALETTE[k + 1], label=f"{feature} term")
-    totals = [sum(u * m for u, m in zip(user, movies[name])) for name in names]
+        ax.barh(
+            [i + (k - (len(features) - 1) / 2) * height for i in range(len(names))],
+            terms,
+            height=height,
+            color=PALETTE[k + 1],
+            label=f"{feature} term",
+        )
+    totals = [sum(u * m for u, m in zip(user, movies[name], strict=True)) for name in names]
     ax.scatter(totals, range(len(names)), marker="D", color="black", zorder=3, label="score (sum)")
     ax.axvline(0, color="#888888", lw=0.8)
     ax.set_yticks(range(len(names)), names)
@@ -110,14 +134,19 @@ def _declutter(ax, texts, steps: int = 150) -> None:
                     shifts[down] -= 2.0
         if not any(shifts):
             return
-        for text, shift in zip(texts, shifts):
+        for text, shift in zip(texts, shifts, strict=True):
             x, y = ax.transData.transform(text.get_position())
             text.set_position(to_data.transform((x, y + shift)))
 
 
-def plot_movie_features(coords: torch.Tensor, titles: Sequence[str], labelled: Sequence[int], *,
-                        background: Sequence[int] | None = None,
-                        axis_labels: Sequence[str] = ("learned direction 1", "learned direction 2")):
+def plot_movie_features(
+    coords: torch.Tensor,
+    titles: Sequence[str],
+    labelled: Sequence[int],
+    *,
+    background: Sequence[int] | None = None,
+    axis_labels: Sequence[str] = ("learned direction 1", "learned direction 2"),
+):
     """Movies placed by two learned coordinates; ``labelled`` movies carry their titles.
 
     ``coords``: (n_items, 2), e.g. from ``recommend.item_directions``; ``titles``: one per movie;
@@ -130,9 +159,11 @@ def plot_movie_features(coords: torch.Tensor, titles: Sequence[str], labelled: S
     if background is not None:
         ax.scatter(xy[background, 0], xy[background, 1], s=8, color="#bbbbbb", label="other well-known movies")
     ax.scatter(xy[labelled, 0], xy[labelled, 1], s=18, color=PALETTE[0], zorder=3, label="most-rated movies")
-    texts = [ax.text(float(xy[i, 0]), float(xy[i, 1]), " " + short_title(titles[i]), fontsize=8.5,
-                     va="center", ha="left") for i in labelled]
-    for i, text in zip(labelled, texts):
+    texts = [
+        ax.text(float(xy[i, 0]), float(xy[i, 1]), " " + short_title(titles[i]), fontsize=8.5, va="center", ha="left")
+        for i in labelled
+    ]
+    for i, text in zip(labelled, texts, strict=True):
         if xy[i, 0] > xy[labelled, 0].median():  # right half: label to the left of the dot
             _flip(text)
     ax.axhline(0, color="#888888", lw=0.8)
@@ -141,7 +172,7 @@ def plot_movie_features(coords: torch.Tensor, titles: Sequence[str], labelled: S
     ax.legend(loc="lower right", fontsize=9)
     fig.tight_layout()
     _declutter(ax, texts)
-    for i, text in zip(labelled, texts):  # a thin line back to the dot when a label moved
+    for i, text in zip(labelled, texts, strict=True):  # a thin line back to the dot when a label moved
         x, y = text.get_position()
         if abs(y - float(xy[i, 1])) > 1e-9:
             ax.plot([float(xy[i, 0]), x], [float(xy[i, 1]), y], color="#999999", lw=0.5, zorder=1)
@@ -165,8 +196,15 @@ def _amount_label(amounts: Sequence[float]) -> str:
     return "(" + ", ".join(f"{a:+g}" for a in amounts) + ")"
 
 
-def taste_table(model: MatrixFactorization, titles: Sequence[str], directions: torch.Tensor,
-                settings: Sequence[Sequence[float]], *, k: int, candidates: torch.Tensor | None = None) -> Table:
+def taste_table(
+    model: MatrixFactorization,
+    titles: Sequence[str],
+    directions: torch.Tensor,
+    settings: Sequence[Sequence[float]],
+    *,
+    k: int,
+    candidates: torch.Tensor | None = None,
+) -> Table:
     """Top-k movies for made-up users, one column per setting of the taste sliders.
 
     ``directions``: (d, f) from ``recommend.item_directions``; each setting is d amounts, in standard
@@ -180,8 +218,15 @@ def taste_table(model: MatrixFactorization, titles: Sequence[str], directions: t
     return Table(rows, ["rank", *(f"taste {_amount_label(a)}" for a in settings)])
 
 
-def taste_explorer(model: MatrixFactorization, titles: Sequence[str], directions: torch.Tensor, *, k: int,
-                   candidates: torch.Tensor | None = None, limit: float = 3.0):
+def taste_explorer(
+    model: MatrixFactorization,
+    titles: Sequence[str],
+    directions: torch.Tensor,
+    *,
+    k: int,
+    candidates: torch.Tensor | None = None,
+    limit: float = 3.0,
+):
     """Sliders for a made-up user's taste along each learned direction; the top-k list follows them.
 
     Needs a live Jupyter kernel (ipywidgets); in a static page show ``taste_table`` as well.
@@ -189,16 +234,24 @@ def taste_explorer(model: MatrixFactorization, titles: Sequence[str], directions
     """
     import ipywidgets as widgets
 
-    sliders = [widgets.FloatSlider(value=0.0, min=-limit, max=limit, step=0.25, description=f"direction {j + 1}",
-                                   continuous_update=False) for j in range(directions.shape[0])]
+    sliders = [
+        widgets.FloatSlider(
+            value=0.0, min=-limit, max=limit, step=0.25, description=f"direction {j + 1}", continuous_update=False
+        )
+        for j in range(directions.shape[0])
+    ]
     shown = widgets.HTML()
 
     def update(_=None) -> None:
         amounts = [s.value for s in sliders]
         items, scores = recommend(model, taste_vector(model, directions, amounts), k, candidates=candidates)
-        rows = [[r + 1, short_title(titles[i]), f"{s:.2f}"] for r, (i, s) in enumerate(zip(items.tolist(), scores))]
-        shown.value = Table(rows, ["rank", "movie", "predicted stars"],
-                            caption=f"taste {_amount_label(amounts)}")._repr_html_()
+        rows = [
+            [r + 1, short_title(titles[i]), f"{s:.2f}"]
+            for r, (i, s) in enumerate(zip(items.tolist(), scores, strict=True))
+        ]
+        shown.value = Table(
+            rows, ["rank", "movie", "predicted stars"], caption=f"taste {_amount_label(amounts)}"
+        )._repr_html_()
 
     for slider in sliders:
         slider.observe(update, names="value")

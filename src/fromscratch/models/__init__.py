@@ -1,0 +1,19 @@
+"""Whole models assembled from the blocks: a classifier (chapter 06) and a generator (chapter 07).
+
+Each model family has a config dataclass holding its sizes and options, with the blog's values as
+defaults and in comments (nanoGPT's ``GPTConfig``). A model is built from a config, and keyword
+arguments replace single fields of it (they are the config's field names; the one rule)::
+
+    Classifier(ClassifierConfig(vocab_size=20_003, emb=64))   # a config
+    Classifier(prof.imdb.model, pooling="cls")                # a run profile's config, one field replaced
+    Generator(vocab_size=256, emb=32, heads=4, depth=2, context=64)  # fields only: the defaults, replaced
+
+The model keeps the config it was built from as ``model.config``. Both models take token ids
+``(b, t)`` and can return the attention weights of every layer (``return_attention=True``: a list
+with one ``(b, h, t, t)`` tensor per block).
+"""
+
+from fromscratch.models.classifier import POOLINGS, Classifier, ClassifierConfig
+from fromscratch.models.generator import Generator, GeneratorConfig
+
+__all__ = ["POOLINGS", "Classifier", "ClassifierConfig", "Generator", "GeneratorConfig"]

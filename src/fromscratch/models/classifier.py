@@ -1,0 +1,111 @@
+"""A sequence classifier (chapter 06): a transformer stack, a pooled summary, a linear layer.
+
+tokens ``(b, t)`` -> embeddings + positions -> ``depth`` blocks -> one vector per sequence ->
+``num_classes`` logits. The blog classifies IMDb reviews as positive or negative with
+``ClassifierConfig()``'s defaults.
+
+Shape legend: ``b`` batch, ``t`` length, ``e`` embedding, ``h`` heads, ``V`` vocabulary.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import torch
+from torch import nn
+
+from fromscratch.blocks import TransformerStack
+from fromscratch.masks import check_padding_mask
+
+POOLINGS = ("mean", "cls")
+
+
+@dataclass(frozen=True)
+class ClassifierConfig:
+    """Sizes and options of a :class:`Classifier`; the defaults are the blog's IMDb model."""
+
+    vocab_size: int = 50_003  # V: token ids 0..V-1 (blog: 50,000 words + <pad>, <unk>, <cls>)
+    num_classes: int = 2  # logits per sequence (IMDb: negative, positive)
+    emb: int = 128  # e: embedding width (blog: 128)
+    heads: int = 8  # h: attention heads per block (blog: 8)
+    depth: int = 6  # transformer blocks (blog: 6)
+    max_len: int = 512  # longest input in tokens (blog: 512)
+    pooling: str = "mean"  # "mean" over the real tokens (blog) or "cls": the output at position 0 (BERT)
+    positions: str | None = "embedding"  # "embedding" (learned, blog), "encoding" (sinusoids) or None
+    ff_mult: int = 4  # feed-forward hidden width = ff_mult * e (blog: 4)
+    dropout: float = 0.0  # after the embeddings and each sub-layer (blog: 0.0)
+    norm: str = "post"  # "post": normalise after each residual sum (blog), "pre": before each sub-layer
+    kind: str = "standard"  # multi-head attention form: "standard", "wide" or "narrow" (chapter 04)
+    pad_id: int | None = 0  # id of <pad>: without a padding_mask, these positions count as padding
+
+    def __post_init__(self) -> None:
+        if self.pooling not in POOLINGS:
+            raise ValueError(
+                f"pooling must be 'mean' (average the outputs) or 'cls' (the output at position 0); "
+                f"got {self.pooling!r}."
+            )
+
+
+class Classifier(nn.Module):
+    """A sequence classifier (chapter 06), built from a :class:`ClassifierConfig`.
+
+    ``Classifier(config, **fields)``: keyword arguments replace fields of ``config`` (of
+    ``ClassifierConfig()``, the blog's model, when no config is given); ``model.config`` is the result.
+
+    pooling="mean": the average of the output vectors of the real tokens (the blog's choice; padding
+    is left out). pooling="cls": the output vector at position 0, where the data put a ``<cls>``
+    token (``ReviewBatches(..., cls=True)``), as BERT does. Padded positions are hidden from
+    attention and left out of the mean.
+    """
+
+    def __init__(self, config: ClassifierConfig | None = None, **fields) -> None:
+        super().__init__()
+        if config is not None and not isinstance(config, ClassifierConfig):
+            raise TypeError(
+                f"Classifier takes a ClassifierConfig (e.g. prof.imdb.model), got {type(config).__name__}; "
+                f"pass sizes as keywords: Classifier(vocab_size=..., emb=...)."
+            )
+        self.config = c = replace(config or ClassifierConfig(), **fields)
+        self.pooling, self.pad_id = c.pooling, c.pad_id
+        self.stack = TransformerStack(
+            vocab_size=c.vocab_size,
+            emb=c.emb,
+            heads=c.heads,
+            depth=c.depth,
+            max_len=c.max_len,
+            positions=c.positions,
+            ff_mult=c.ff_mult,
+            dropout=c.dropout,
+            norm=c.norm,
+            kind=c.kind,
+        )
+        self.to_logits = nn.Linear(c.emb, c.num_classes)
+
+    def forward(
+        self, tokens: torch.Tensor, *, padding_mask: torch.Tensor | None = None, return_attention: bool = False
+    ):
+        """tokens: int ``(b, t)``; padding_mask: bool ``(b, t)``, True at real tokens (None:
+        ``tokens != pad_id``, or every position real when ``pad_id`` is None).
+
+        Returns logits ``(b, num_classes)``, or ``(logits, weights)`` with a list of ``depth``
+        attention tensors ``(b, h, t, t)`` when ``return_attention=True``.
+        """
+        if tokens.dim() != 2:
+            raise ValueError(
+                f"tokens must have shape (b, t), got {tuple(tokens.shape)}; add a batch dimension with tokens[None]."
+            )
+        if padding_mask is None and self.pad_id is not None:
+            padding_mask = tokens != self.pad_id  # (b, t)
+        if padding_mask is not None:
+            check_padding_mask(padding_mask, *tokens.shape)
+        out = self.stack(tokens, padding_mask=padding_mask, return_attention=return_attention)
+        x, weights = out if return_attention else (out, None)  # x: (b, t, e)
+        if self.pooling == "cls":
+            summary = x[:, 0]  # (b, e)
+        elif padding_mask is None:
+            summary = x.mean(dim=1)  # (b, e)
+        else:
+            keep = padding_mask[..., None].to(x.dtype)  # (b, t, 1)
+            summary = (x * keep).sum(dim=1) / keep.sum(dim=1).clamp(min=1)  # (b, e)
+        logits = self.to_logits(summary)  # (b, num_classes)
+        return (logits, weights) if return_attention else logits
