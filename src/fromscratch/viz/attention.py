@@ -18,7 +18,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from fromscratch.viz.style import BOOK_WIDTH, FONT, HEATMAP_CMAP, MIN_FONT, text_width
+from fromscratch.viz.style import BOOK_WIDTH, FONT, HEATMAP_CMAP, MIN_FONT, text_width, tick_layout
 
 __all__ = ["attention_heatmap", "attention_grid", "scaling_plot", "bertviz_view"]
 
@@ -34,20 +34,6 @@ def _as_numpy(weights) -> np.ndarray:
     return np.asarray(weights, dtype=float)
 
 
-def _tick_layout(cell: float, labels: Sequence[str]) -> tuple[float, int, int]:
-    """How to label cells ``cell`` inches wide: font size (points), every ``step``-th token, x rotation.
-
-    The font shrinks with the cells down to MIN_FONT; below that, every second (third, ...) token is
-    labelled instead, so that the labels shown stay readable. One-character labels (bytes) stand upright.
-    """
-    cell_pt = 72 * cell
-    font = min(max(0.75 * cell_pt, MIN_FONT), FONT)
-    step = max(1, math.ceil(1.2 * font / cell_pt))  # a line of text needs about 1.2 font sizes
-    if max((len(label) for label in labels), default=0) <= 1:
-        return font, step, 0
-    return font, step, 45 if step * cell_pt >= 1.7 * font else 90
-
-
 def _fit_cell(tk: int, query_tokens: Sequence[str], columns: int, beside: float) -> float:
     """The cell size (inches) for ``columns`` heatmaps of ``tk`` keys side by side in BOOK_WIDTH.
 
@@ -55,7 +41,7 @@ def _fit_cell(tk: int, query_tokens: Sequence[str], columns: int, beside: float)
     """
 
     def left(cell: float) -> float:  # the query labels' width depends on their font, set by the cell size
-        font, step, _ = _tick_layout(cell, query_tokens)
+        font, step, _ = tick_layout(cell, query_tokens)
         return text_width(query_tokens[::step], font) + AXIS_LABEL
 
     fits = min(MAX_CELL, (BOOK_WIDTH - left(MAX_CELL) - beside) / (columns * tk))  # labels at their largest
@@ -65,7 +51,7 @@ def _fit_cell(tk: int, query_tokens: Sequence[str], columns: int, beside: float)
 
 def _label_height(key_tokens: Sequence[str], cell: float) -> float:
     """Inches below a heatmap for its (rotated) key labels and the axis label."""
-    font, step, rotation = _tick_layout(cell, key_tokens)
+    font, step, rotation = tick_layout(cell, key_tokens)
     return text_width(key_tokens[::step], font) * math.sin(math.radians(rotation)) + font / 72 + AXIS_LABEL
 
 
@@ -75,7 +61,7 @@ def _draw_heatmap(
     """Draw ``w`` ``(tq, tk)`` on ``ax`` with tick labels sized for cells ``cell`` inches wide."""
     image = ax.imshow(w, cmap=HEATMAP_CMAP, vmin=0.0, vmax=top, aspect="equal")
     ax.grid(False)
-    font, step, rotation = _tick_layout(cell, key_tokens)
+    font, step, rotation = tick_layout(cell, key_tokens)
     xlabels = {"rotation": rotation, "ha": "center" if rotation == 0 else "right", "rotation_mode": "anchor"}
     if rotation == 90:
         xlabels["va"] = "center"
@@ -127,7 +113,7 @@ def attention_heatmap(
         raise ValueError("nothing to draw: pass at least one query and one key token.")
     if ax is None:
         cell = _fit_cell(tk, query_tokens, 1, COLORBAR if colorbar else 0.1)
-        font, step, _ = _tick_layout(cell, query_tokens)
+        font, step, _ = tick_layout(cell, query_tokens)
         width = text_width(query_tokens[::step], font) + AXIS_LABEL + cell * tk + (COLORBAR if colorbar else 0.1)
         height = cell * tq + _label_height(key_tokens, cell) + (0.4 if title else 0.1)
         _, ax = plt.subplots(figsize=(width, height), layout="constrained")
@@ -156,7 +142,7 @@ def _grid_shape(heads: int, ncols: int, tk: int, tokens: Sequence[str]) -> tuple
         return _fit_cell(tk, tokens, columns, COLORBAR + 0.15 * (columns - 1))
 
     most = min(ncols, heads)
-    columns = next((c for c in range(most, 0, -1) if _tick_layout(cell(c), tokens)[1] == 1), 1)
+    columns = next((c for c in range(most, 0, -1) if tick_layout(cell(c), tokens)[1] == 1), 1)
     columns = max(columns, min(2, most))
     return columns, cell(columns)
 
@@ -192,7 +178,7 @@ def attention_grid(
         )
     ncols, cell = _grid_shape(heads, ncols, tk, tokens)
     nrows = -(-heads // ncols)
-    font, step, _ = _tick_layout(cell, tokens)
+    font, step, _ = tick_layout(cell, tokens)
     width = text_width(tokens[::step], font) + AXIS_LABEL + ncols * cell * tk + COLORBAR + 0.15 * (ncols - 1)
     height = nrows * (cell * tq + 0.35) + _label_height(key_tokens, cell) + (0.4 if title else 0.1)
     fig, axes = plt.subplots(nrows, ncols, figsize=(width, height), squeeze=False, layout="constrained")

@@ -1,10 +1,15 @@
-"""A plot style that reads on light and dark book themes (all chapters).
+"""A plot style that reads on light and dark book themes, at the size the book shows it (all chapters).
 
 Figures get an opaque white background with dark text, so a dark page theme shows them as framed
 white cards instead of black text on a dark page. Colours are Okabe & Ito's colour-blind safe set.
+Figures are at most ``BOOK_WIDTH`` wide, so the page never shrinks their text below ``MIN_FONT``;
+``tick_layout`` says how to label a heatmap's cells at that size.
 """
 
 from __future__ import annotations
+
+import math
+from collections.abc import Sequence
 
 import matplotlib as mpl
 
@@ -39,9 +44,23 @@ STYLE = {
 }
 
 
-def text_width(labels, fontsize: float) -> float:
+def text_width(labels: Sequence[str], fontsize: float) -> float:
     """About how wide, in inches, the longest of ``labels`` is at ``fontsize`` points (0.6 em a character)."""
     return max((len(str(label)) for label in labels), default=0) * 0.6 * fontsize / 72
+
+
+def tick_layout(cell: float, labels: Sequence[str]) -> tuple[float, int, int]:
+    """How to label cells ``cell`` inches wide: font size (points), every ``step``-th token, x rotation.
+
+    The font shrinks with the cells down to MIN_FONT; below that, every second (third, ...) token is
+    labelled instead, so that the labels shown stay readable. One-character labels (bytes) stand upright.
+    """
+    cell_pt = 72 * cell
+    font = min(max(0.75 * cell_pt, MIN_FONT), FONT)
+    step = max(1, math.ceil(1.2 * font / cell_pt))  # a line of text needs about 1.2 font sizes
+    if max((len(label) for label in labels), default=0) <= 1:
+        return font, step, 0
+    return font, step, 45 if step * cell_pt >= 1.7 * font else 90
 
 
 def use_style() -> None:
