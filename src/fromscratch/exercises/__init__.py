@@ -23,22 +23,32 @@ True
 >>> def my_double(x):
 ...     ...  # your code here
 >>> check_function(my_double, lambda x: x + x, inputs=[(torch.ones(3),)])
-… my_double: not attempted yet. Fill in the cell above, run it, then run this cell again.
+… my_double: not attempted yet.
+  Fill in the cell above, run it, then run this cell again.
 >>> check_value(0.95, 0.93, atol=0.01, name="test RMSE")
 ✗ test RMSE is not right yet: expected 0.93, got 0.95.
 False
 >>> check_value(..., 0.93, name="test RMSE")
-… test RMSE: not attempted yet. Fill in the cell above, run it, then run this cell again.
+… test RMSE: not attempted yet.
+  Fill in the cell above, run it, then run this cell again.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import torch
 
 __all__ = ["check_function", "check_value", "is_stub", "not_attempted"]
+
+
+def __getattr__(name: str):
+    """``exercises.ch02`` works after ``from fromscratch import exercises``: chapter modules load on use."""
+    if name.startswith("ch") and name[2:].isdigit():
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def is_stub(answer: Any) -> bool:
@@ -48,7 +58,7 @@ def is_stub(answer: Any) -> bool:
 
 def not_attempted(name: str) -> None:
     """Say that the exercise is waiting for the learner; the checkers return this (None)."""
-    print(f"… {name}: not attempted yet. Fill in the cell above, run it, then run this cell again.")
+    print(f"… {name}: not attempted yet.\n  Fill in the cell above, run it, then run this cell again.")
 
 
 def _close(got: Any, expected: Any, atol: float, rtol: float) -> tuple[bool, str]:
@@ -61,6 +71,10 @@ def _close(got: Any, expected: Any, atol: float, rtol: float) -> tuple[bool, str
             if not ok:
                 return False, f"item {i}: {why}"
         return True, ""
+    if isinstance(got, torch.Tensor) and not isinstance(expected, torch.Tensor):
+        if got.numel() != 1:
+            return False, f"expected one number, got a tensor of shape {tuple(got.shape)}"
+        got = got.item()
     if isinstance(expected, torch.Tensor):
         if not isinstance(got, torch.Tensor):
             return False, f"expected a tensor, got {type(got).__name__}"
