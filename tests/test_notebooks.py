@@ -36,7 +36,9 @@ def test_committed_without_outputs(path):
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_setup_cell_installs_from_the_book_repository(path):
     first = code_cells(path)[0].source
-    assert f"fromscratch @ git+{REPO_URL}" in first, f"the setup cell must install from {REPO_URL} (_config.yml)"
+    assert f"git+{REPO_URL}" in first and "fromscratch @" in first, (
+        f"the setup cell must install from {REPO_URL} (_config.yml)"
+    )
     assert "fromscratch.setup(" in first
 
 

@@ -154,7 +154,7 @@ class Enwik8Run:
     warmup_steps: int
     eval_bytes: int  # held-out bytes scored for bits per byte
     eval_every: int  # steps between validation measurements (the learning curve's points)
-    demo_steps: int  # steps of the with / without mask comparison (section 7.1)
+    demo_steps: int  # steps of the with / without mask comparison (section 7.2)
     demo_context: int  # context of that comparison (short: copying is found sooner)
     sample_bytes: int  # length of each generated sample
 
