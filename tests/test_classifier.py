@@ -80,7 +80,7 @@ def test_errors_say_what_to_do():
         Classifier(SMALL, pooling="max")
     with pytest.raises(TypeError, match="unexpected keyword argument 'embb'"):
         Classifier(SMALL, embb=16)
-    with pytest.raises(TypeError, match=r"takes a ClassifierConfig \(e.g. prof.imdb.model\), got int"):
+    with pytest.raises(TypeError, match=r"Classifier takes a ClassifierConfig \(e.g. from the run profile\), got int"):
         Classifier(50)
     model = small()
     with pytest.raises(ValueError, match="max_len=12"):

@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 
+import nbclean
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 ROOT = Path(__file__).resolve().parents[1]
 TOOL = ROOT / "tools" / "nbclean.py"
-_spec = importlib.util.spec_from_file_location("nbclean", TOOL)
-nbclean = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(nbclean)
 
 TIMESTAMPS = {"iopub.execute_input": "2025-01-01T10:00:00.1Z", "shell.execute_reply": "2025-01-01T10:00:00.2Z"}
 SLIDE = {"slideshow": {"slide_type": "-"}}

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
+import nbclean
 import nbformat
 import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-import nbclean  # noqa: E402
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())

@@ -9,13 +9,14 @@ Shape legend: ``b`` batch, ``t`` length, ``e`` embedding, ``h`` heads, ``V`` voc
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import torch
 from torch import nn
 
 from fromscratch.blocks import TransformerStack
 from fromscratch.masks import check_padding_mask
+from fromscratch.models.config import resolve_config
 
 POOLINGS = ("mean", "cls")
 
@@ -60,12 +61,7 @@ class Classifier(nn.Module):
 
     def __init__(self, config: ClassifierConfig | None = None, **fields) -> None:
         super().__init__()
-        if config is not None and not isinstance(config, ClassifierConfig):
-            raise TypeError(
-                f"Classifier takes a ClassifierConfig (e.g. prof.imdb.model), got {type(config).__name__}; "
-                f"pass sizes as keywords: Classifier(vocab_size=..., emb=...)."
-            )
-        self.config = c = replace(config or ClassifierConfig(), **fields)
+        self.config = c = resolve_config(ClassifierConfig, config, fields)
         self.pooling, self.pad_id = c.pooling, c.pad_id
         self.stack = TransformerStack(
             vocab_size=c.vocab_size,

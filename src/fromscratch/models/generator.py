@@ -9,12 +9,13 @@ Shape legend: ``b`` batch, ``t`` length, ``e`` embedding, ``h`` heads, ``V`` voc
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import torch
 from torch import nn
 
 from fromscratch.blocks import TransformerStack
+from fromscratch.models.config import resolve_config
 
 
 @dataclass(frozen=True)
@@ -47,12 +48,7 @@ class Generator(nn.Module):
 
     def __init__(self, config: GeneratorConfig | None = None, **fields) -> None:
         super().__init__()
-        if config is not None and not isinstance(config, GeneratorConfig):
-            raise TypeError(
-                f"Generator takes a GeneratorConfig (e.g. prof.enwik8.model), got {type(config).__name__}; "
-                f"pass sizes as keywords: Generator(emb=..., context=...)."
-            )
-        self.config = c = replace(config or GeneratorConfig(), **fields)
+        self.config = c = resolve_config(GeneratorConfig, config, fields)
         self.vocab_size, self.context, self.causal = c.vocab_size, c.context, c.causal
         self.stack = TransformerStack(
             vocab_size=c.vocab_size,
