@@ -22,6 +22,7 @@ import torch
 from fromscratch.viz.style import BOOK_WIDTH, HEATMAP_CMAP, PALETTE
 
 __all__ = ["Table", "table", "TokenHighlight", "highlight_tokens", "length_histogram", "position_plot"]
+WIDTH = 88  # characters: the book's text column, for text shown instead of HTML
 
 POSITIVE, NEGATIVE, NEUTRAL = PALETTE[2], PALETTE[3], PALETTE[0]  # green, orange-red, blue
 
@@ -81,13 +82,16 @@ class TokenHighlight:
         order = np.argsort(self.scores)
         top = [f"{self.tokens[i]} ({self.scores[i]:+.2f})" for i in order[::-1][:k]]
         if not self.signed:
-            return "highest: " + ", ".join(top)
+            return textwrap.fill("highest: " + ", ".join(top), width=WIDTH, subsequent_indent="  ")
         bottom = [f"{self.tokens[i]} ({self.scores[i]:+.2f})" for i in order[:k]]
-        return "most positive: " + ", ".join(top) + "\nmost negative: " + ", ".join(bottom)
+        return "\n".join(
+            textwrap.fill(f"most {side}: " + ", ".join(words), width=WIDTH, subsequent_indent="  ")
+            for side, words in (("positive", top), ("negative", bottom))
+        )
 
     def __repr__(self) -> str:
         lines = [self.caption] if self.caption else []
-        lines.append(textwrap.fill(" ".join(self.tokens), width=100))
+        lines.append(textwrap.fill(" ".join(self.tokens), width=WIDTH))
         if self.scores is not None and len(self.tokens):
             lines.append(self._extremes())
         return "\n".join(lines)
