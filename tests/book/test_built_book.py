@@ -17,8 +17,9 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 HTML = Path(os.environ.get("FROMSCRATCH_BOOK_HTML", ""))
-pytestmark = pytest.mark.skipif(not os.environ.get("FROMSCRATCH_BOOK_HTML"),
-                                reason="set FROMSCRATCH_BOOK_HTML to a built book (make test does)")
+pytestmark = pytest.mark.skipif(
+    not os.environ.get("FROMSCRATCH_BOOK_HTML"), reason="set FROMSCRATCH_BOOK_HTML to a built book (make test does)"
+)
 
 
 def toc_files() -> list[str]:
@@ -66,9 +67,26 @@ def test_chapter_screenshot(file, tmp_path):
     shots = HTML.parent / "screenshots"
     shots.mkdir(exist_ok=True)
     png = shots / f"{Path(file).name}.png"
-    subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                    f"--user-data-dir={tmp_path}", "--hide-scrollbars", "--window-size=1280,4000",
-                    "--virtual-time-budget=5000", f"--screenshot={png}", (HTML / f"{file}.html").as_uri()],
-                   check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        [
+            "chromium",
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={tmp_path}",
+            "--hide-scrollbars",
+            "--window-size=1280,4000",
+            "--virtual-time-budget=5000",
+            f"--screenshot={png}",
+            (HTML / f"{file}.html").as_uri(),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     assert png.stat().st_size > 50_000, f"the screenshot of {file} looks empty"
