@@ -29,3 +29,11 @@ def empty_data_env(tmp_path, monkeypatch) -> Path:
     monkeypatch.setenv("FROMSCRATCH_DATA", str(cache))
     monkeypatch.delenv("FROMSCRATCH_MIRROR", raising=False)
     return cache
+
+
+@pytest.fixture
+def global_rng_untouched():
+    """Fail the test if it draws from PyTorch's global random generator (checkers use their own)."""
+    state = torch.random.get_rng_state()
+    yield
+    assert torch.equal(torch.random.get_rng_state(), state), "the global random generator was used"

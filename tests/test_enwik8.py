@@ -78,16 +78,21 @@ def test_a_file_of_the_wrong_length_is_not_taken_for_the_full_enwik8(small_mirro
         enwik8.load(None, dataset="tiny-enwik8", prefix=None, progressbar=False)  # 2,000 bytes, not 100M
 
 
+def load_with_tiny_prefix(data_bytes: int, dataset: str) -> enwik8.Enwik8:
+    """``data_bytes`` of the tiny mirror's "full" file ``dataset`` (2,000 bytes) or of its 1,000-byte prefix."""
+    return enwik8.load(
+        data_bytes,
+        dataset=dataset,
+        prefix="tiny-enwik8-prefix",
+        prefix_bytes=1000,
+        split=(1800, 100, 100),
+        progressbar=False,
+    )
+
+
 def test_prefix_preferred_when_it_holds_enough_and_split_in_proportion(small_mirror):
     with pytest.warns(enwik8.PrefixWarning):
-        data = enwik8.load(
-            800,
-            dataset="tiny-missing",
-            prefix="tiny-enwik8-prefix",
-            prefix_bytes=1000,
-            split=(1800, 100, 100),
-            progressbar=False,
-        )
+        data = load_with_tiny_prefix(800, dataset="tiny-missing")
     assert data.source == "tiny-enwik8-prefix" and not data.standard_split
     assert data.offsets == {"train": (0, 720), "val": (720, 760), "test": (760, 800)}
     assert bytes(torch.cat([data.train, data.val, data.test]).tolist()) == small_mirror[:800]
@@ -96,14 +101,7 @@ def test_prefix_preferred_when_it_holds_enough_and_split_in_proportion(small_mir
 
 def test_more_than_the_prefix_needs_the_full_file(small_mirror):
     with pytest.warns(enwik8.PrefixWarning):  # the full file serves a longer prefix, still not standard
-        data = enwik8.load(
-            1500,
-            dataset="tiny-enwik8",
-            prefix="tiny-enwik8-prefix",
-            prefix_bytes=1000,
-            split=(1800, 100, 100),
-            progressbar=False,
-        )
+        data = load_with_tiny_prefix(1500, dataset="tiny-enwik8")
     assert data.source == "tiny-enwik8" and data.offsets["test"] == (1425, 1500)
     with pytest.raises(DataError, match="FROMSCRATCH_MIRROR") as error:
         enwik8.load(1500, dataset="tiny-missing", prefix="tiny-enwik8-prefix", prefix_bytes=1000, progressbar=False)

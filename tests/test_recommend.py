@@ -173,11 +173,17 @@ def test_score_terms_are_bars_and_their_sum_a_diamond():
     plt.close("all")
 
 
-def test_movie_features_label_the_chosen_movies():
+@pytest.fixture
+def eight_movies():
+    """An untrained 6-user, 8-movie, 3-factor model, its two learned directions and made-up titles."""
     torch.manual_seed(0)
     model = rec.MatrixFactorization(6, 8, 3)
-    _, coords = rec.item_directions(model, k=2)
-    titles = [f"Movie {i}, The (1990)" for i in range(8)]
+    directions, coords = rec.item_directions(model, k=2)
+    return model, directions, coords, [f"Movie {i}, The (1990)" for i in range(8)]
+
+
+def test_movie_features_label_the_chosen_movies(eight_movies):
+    _, _, coords, titles = eight_movies
     ax = viz.plot_movie_features(coords, titles, [0, 1, 2], background=list(range(8))).axes[0]
     assert (ax.get_xlabel(), ax.get_ylabel()) == ("learned direction 1", "learned direction 2")
     assert [len(c.get_offsets()) for c in ax.collections] == [8, 3]  # faint background, labelled dots
@@ -188,11 +194,8 @@ def test_movie_features_label_the_chosen_movies():
     plt.close("all")
 
 
-def test_direction_ends_and_taste_tables():
-    torch.manual_seed(0)
-    model = rec.MatrixFactorization(6, 8, 3)
-    directions, coords = rec.item_directions(model, k=2)
-    titles = [f"Movie {i}, The (1990)" for i in range(8)]
+def test_direction_ends_and_taste_tables(eight_movies):
+    model, directions, coords, titles = eight_movies
     ends = viz.direction_ends(coords, titles, range(8), 2)
     assert len(ends.rows) == 4 and "The Movie" in ends.rows[0][2]
     lowest = int(coords[:, 0].argmin())
