@@ -118,7 +118,8 @@ class TransformerBlock(nn.Module):
 
 
 # --- positions -------------------------------------------------------------------------------------
-def _check_length(t: int, max_len: int) -> None:
+def check_length(t: int, max_len: int) -> None:
+    """Raise a ValueError saying the limit when a sequence of ``t`` positions exceeds ``max_len``."""
     if t > max_len:
         raise ValueError(
             f"The sequence has {t} positions but the model knows only max_len={max_len}. "
@@ -157,7 +158,7 @@ class PositionEmbedding(nn.Module):
 
     def positions(self, t: int) -> Tensor:
         """The vectors of positions ``0..t-1``: ``(t, e)``."""
-        _check_length(t, self.max_len)
+        check_length(t, self.max_len)
         return self.embedding.weight[:t]  # (t, e)
 
     def forward(self, x: Tensor) -> Tensor:
@@ -178,7 +179,7 @@ class PositionEncoding(nn.Module):
 
     def positions(self, t: int) -> Tensor:
         """The vectors of positions ``0..t-1``: ``(t, e)``."""
-        _check_length(t, self.max_len)
+        check_length(t, self.max_len)
         return self.encoding[:t]  # (t, e)
 
     def forward(self, x: Tensor) -> Tensor:
@@ -243,7 +244,7 @@ class TransformerStack(nn.Module):
             raise ValueError(
                 f"tokens must have shape (b, t), got {tuple(tokens.shape)}; add a batch dimension with tokens[None]."
             )
-        _check_length(tokens.size(1), self.max_len)
+        check_length(tokens.size(1), self.max_len)
         x = self.token_embedding(tokens)  # (b, t, e)
         if self.positions is not None:
             x = self.positions(x)  # (b, t, e)
@@ -262,6 +263,7 @@ class TransformerStack(nn.Module):
 
 __all__ = [
     "ACTIVATIONS",
+    "check_length",
     "FeedForward",
     "PositionEmbedding",
     "PositionEncoding",

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
-from torch import nn
+from torch import Tensor, nn
 
 from fromscratch.blocks import TransformerStack
 from fromscratch.masks import check_padding_mask
@@ -45,6 +45,17 @@ class ClassifierConfig:
                 f"pooling must be 'mean' (average the outputs) or 'cls' (the output at position 0); "
                 f"got {self.pooling!r}."
             )
+
+
+def mean_over_tokens(x: Tensor, padding_mask: Tensor | None) -> Tensor:
+    """The average of the vectors ``x (b, t, e)`` at real tokens (``padding_mask (b, t)``): ``(b, e)``.
+
+    A sequence without real tokens gets zeros.
+    """
+    if padding_mask is None:
+        return x.mean(dim=1)  # (b, e)
+    keep = padding_mask[..., None].to(x.dtype)  # (b, t, 1)
+    return (x * keep).sum(dim=1) / keep.sum(dim=1).clamp(min=1)  # (b, e)
 
 
 class Classifier(nn.Module):
@@ -96,12 +107,7 @@ class Classifier(nn.Module):
             check_padding_mask(padding_mask, *tokens.shape)
         out = self.stack(tokens, padding_mask=padding_mask, return_attention=return_attention)
         x, weights = out if return_attention else (out, None)  # x: (b, t, e)
-        if self.pooling == "cls":
-            summary = x[:, 0]  # (b, e)
-        elif padding_mask is None:
-            summary = x.mean(dim=1)  # (b, e)
-        else:
-            keep = padding_mask[..., None].to(x.dtype)  # (b, t, 1)
-            summary = (x * keep).sum(dim=1) / keep.sum(dim=1).clamp(min=1)  # (b, e)
+        cls = self.pooling == "cls"
+        summary = x[:, 0] if cls else mean_over_tokens(x, padding_mask)  # (b, e)
         logits = self.to_logits(summary)  # (b, num_classes)
         return (logits, weights) if return_attention else logits
