@@ -78,7 +78,7 @@ def test_a_file_of_the_wrong_length_is_not_taken_for_the_full_enwik8(small_mirro
         enwik8.load(None, dataset="tiny-enwik8", prefix=None, progressbar=False)  # 2,000 bytes, not 100M
 
 
-def load_with_tiny_prefix(data_bytes: int, dataset: str) -> enwik8.Enwik8:
+def load_with_tiny_prefix(data_bytes: int | None, dataset: str, **options) -> enwik8.Enwik8:
     """``data_bytes`` of the tiny mirror's "full" file ``dataset`` (2,000 bytes) or of its 1,000-byte prefix."""
     return enwik8.load(
         data_bytes,
@@ -87,6 +87,7 @@ def load_with_tiny_prefix(data_bytes: int, dataset: str) -> enwik8.Enwik8:
         prefix_bytes=1000,
         split=(1800, 100, 100),
         progressbar=False,
+        **options,
     )
 
 
@@ -130,23 +131,8 @@ def test_random_subsequences_are_next_byte_pairs_and_seeded():
 
 def test_fallback_to_the_prefix_only_when_asked_and_loudly(small_mirror):
     with pytest.raises(DataError):
-        enwik8.load(
-            None,
-            dataset="tiny-missing",
-            prefix="tiny-enwik8-prefix",
-            prefix_bytes=1000,
-            split=(1800, 100, 100),
-            progressbar=False,
-        )
+        load_with_tiny_prefix(None, dataset="tiny-missing")
     with pytest.warns(enwik8.PrefixWarning, match="full file could not be had"):
-        data = enwik8.load(
-            None,
-            dataset="tiny-missing",
-            prefix="tiny-enwik8-prefix",
-            prefix_bytes=1000,
-            split=(1800, 100, 100),
-            progressbar=False,
-            fallback_to_prefix=True,
-        )
+        data = load_with_tiny_prefix(None, dataset="tiny-missing", fallback_to_prefix=True)
     assert data.source == "tiny-enwik8-prefix" and not data.standard_split
     assert bytes(data.train.tolist()) == small_mirror[:900]

@@ -47,6 +47,23 @@ class ClassifierConfig:
             )
 
 
+def classifier_padding_mask(tokens: Tensor, padding_mask: Tensor | None, pad_id: int | None) -> Tensor | None:
+    """The padding mask a classifier reads ``tokens (b, t)`` with (chapters 06, 08).
+
+    The given ``padding_mask`` (checked to be a bool ``(b, t)``), else ``tokens != pad_id``, else None
+    (every position is real) when ``pad_id`` is None.
+    """
+    if tokens.dim() != 2:
+        raise ValueError(
+            f"tokens must have shape (b, t), got {tuple(tokens.shape)}; add a batch dimension with tokens[None]."
+        )
+    if padding_mask is None and pad_id is not None:
+        padding_mask = tokens != pad_id  # (b, t)
+    if padding_mask is not None:
+        check_padding_mask(padding_mask, *tokens.shape)
+    return padding_mask
+
+
 def mean_over_tokens(x: Tensor, padding_mask: Tensor | None) -> Tensor:
     """The average of the vectors ``x (b, t, e)`` at real tokens (``padding_mask (b, t)``): ``(b, e)``.
 
@@ -97,14 +114,7 @@ class Classifier(nn.Module):
         Returns logits ``(b, num_classes)``, or ``(logits, weights)`` with a list of ``depth``
         attention tensors ``(b, h, t, t)`` when ``return_attention=True``.
         """
-        if tokens.dim() != 2:
-            raise ValueError(
-                f"tokens must have shape (b, t), got {tuple(tokens.shape)}; add a batch dimension with tokens[None]."
-            )
-        if padding_mask is None and self.pad_id is not None:
-            padding_mask = tokens != self.pad_id  # (b, t)
-        if padding_mask is not None:
-            check_padding_mask(padding_mask, *tokens.shape)
+        padding_mask = classifier_padding_mask(tokens, padding_mask, self.pad_id)  # (b, t) or None
         out = self.stack(tokens, padding_mask=padding_mask, return_attention=return_attention)
         x, weights = out if return_attention else (out, None)  # x: (b, t, e)
         cls = self.pooling == "cls"

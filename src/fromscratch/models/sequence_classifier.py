@@ -23,8 +23,7 @@ import torch
 from torch import Tensor, nn
 
 from fromscratch.blocks import TransformerStack
-from fromscratch.masks import check_padding_mask
-from fromscratch.models.classifier import mean_over_tokens
+from fromscratch.models.classifier import classifier_padding_mask, mean_over_tokens
 from fromscratch.models.config import resolve_config
 from fromscratch.sequence import ENCODERS, BagEncoder, ConvEncoder, RecurrentEncoder
 from fromscratch.utils import count_parameters
@@ -88,14 +87,7 @@ class SequenceClassifier(nn.Module):
         """tokens: int ``(b, t)``; padding_mask: bool ``(b, t)``, True at real tokens (None:
         ``tokens != pad_id``, or every position real when ``pad_id`` is None). Returns logits
         ``(b, num_classes)``. ``t`` above ``max_len`` is a ValueError."""
-        if tokens.dim() != 2:
-            raise ValueError(
-                f"tokens must have shape (b, t), got {tuple(tokens.shape)}; add a batch dimension with tokens[None]."
-            )
-        if padding_mask is None and self.pad_id is not None:
-            padding_mask = tokens != self.pad_id  # (b, t)
-        if padding_mask is not None:
-            check_padding_mask(padding_mask, *tokens.shape)
+        padding_mask = classifier_padding_mask(tokens, padding_mask, self.pad_id)  # (b, t) or None
         x = self.encoder(tokens, padding_mask=padding_mask)  # (b, t, e)
         return self.to_logits(mean_over_tokens(x, padding_mask))  # (b, num_classes)
 
