@@ -262,18 +262,3 @@ def from_bert_layer(layer: nn.Module) -> TransformerBlock:
     )
     copy_weights(ours, layer, bert_layer_table(qkv_bias=True), into="ours")
     return ours
-
-
-__all__ = [
-    "bert_layer_table",
-    "copy_weights",
-    "encoder_layer_table",
-    "from_bert_layer",
-    "from_encoder_layer",
-    "from_multihead_attention",
-    "multihead_attention_table",
-    "prefixed",
-    "to_bert_layer",
-    "to_encoder_layer",
-    "to_multihead_attention",
-]
