@@ -10,10 +10,9 @@ results (``cpu``), or the full reproduction on a CUDA GPU (``gpu``).
 Each chapter owns one small frozen dataclass, a *run*, in a module of this package (chapters 01-07
 in ``early``, then ``sequence``, ``translation``, ``modern``, ``long_context``, ``going_big``): the
 sizes of its data, its model and its training (learning rate, epochs, steps), one entry per profile.
-A run that trains a model builds
-that model's config (``prof.imdb.model`` is a :class:`~fromscratch.models.ClassifierConfig`,
-``prof.enwik8.model`` a :class:`~fromscratch.models.GeneratorConfig`), so a chapter writes
-``Classifier(prof.imdb.model)``.
+A run that trains a model builds that model's config (``prof.imdb.model`` is a
+:class:`~fromscratch.models.ClassifierConfig`, ``prof.enwik8.model`` a
+:class:`~fromscratch.models.GeneratorConfig`), so a chapter writes ``Classifier(prof.imdb.model)``.
 """
 
 from __future__ import annotations
