@@ -1,32 +1,50 @@
-# The two commands of the course (see README.md). Both create .venv and install first.
+# The commands of the course (see README.md). Each creates .venv and installs first.
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 SMOKE  := FROMSCRATCH_PROFILE=smoke
+LOCK   := requirements.lock
 
-.PHONY: book test install clean
+.PHONY: book slides test install lock clean
 
 book: $(STAMP)
 	$(VENV)/bin/jupyter-book build . --builder html
 	@echo "The book is at file://$(CURDIR)/_build/html/index.html"
 
+# One offline reveal.js deck per chapter in _build/slides/, with the outputs of `make book` when it ran
+# (its execution cache), else running each chapter in the current profile.
+slides: $(STAMP)
+	$(PY) tools/slides.py --execute --out _build/slides
+	@echo "The decks are in $(CURDIR)/_build/slides/ (open one in a browser; s opens the speaker notes)"
+
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(SMOKE) $(PY) -m pytest -p no:cacheprovider tests
+	$(SMOKE) $(PY) -m pytest -p no:cacheprovider tests --ignore=tests/book
 	$(SMOKE) $(PY) -m pytest --nbval-lax -p no:cacheprovider notebooks
 	$(SMOKE) $(VENV)/bin/jupyter-book build . --builder html --path-output _build/smoke -W --keep-going
-	FROMSCRATCH_BOOK_HTML=$(CURDIR)/_build/smoke/_build/html $(PY) -m pytest tests/book -p no:cacheprovider
+	$(SMOKE) $(PY) tools/slides.py --cache _build/smoke/_build/.jupyter_cache --out _build/smoke/slides
+	FROMSCRATCH_BOOK_HTML=$(CURDIR)/_build/smoke/_build/html FROMSCRATCH_SLIDES=$(CURDIR)/_build/smoke/slides \
+	  $(PY) -m pytest tests/book -p no:cacheprovider
 
 install: $(STAMP)
 
-# torch first, as the CPU wheel 2.13.0, unless a torch is already there (e.g. Colab's); a bare
-# `torch` requirement on a fresh machine would pull a multi-GB CUDA build.
-$(STAMP): requirements.txt pyproject.toml
+# torch first, as the wheel 2.13.0, unless a torch is already there (e.g. Colab's); a bare `torch`
+# requirement on a fresh machine would pull whatever is newest. Then the pinned, hash-checked lock file
+# (everything but torch), then the course package itself without touching those pins.
+$(STAMP): $(LOCK) requirements.txt pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install torch==2.13.0
-	$(PY) -m pip install -r requirements.txt -e .
+	$(PY) -m pip install -r $(LOCK)
+	$(PY) -m pip install --no-deps --no-build-isolation -e .
 	touch $(STAMP)
+
+# Refresh the lock file from requirements.txt and pyproject.toml's dependencies (needs the package
+# index): installed versions are kept; `$(PY) tools/lock.py --upgrade` takes the newest releases.
+lock:
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -c "import packaging" 2>/dev/null || $(PY) -m pip install packaging
+	$(PY) tools/lock.py --output $(LOCK)
 
 clean:
 	rm -rf _build .pytest_cache

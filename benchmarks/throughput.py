@@ -13,23 +13,42 @@ by ``return_attention=True``; about what the blog's own code does) and the **fas
 step time after warm-up steps. ``--profile`` adds a torch.profiler breakdown of one path's step by
 kind of work, to show where the time goes.
 
+Each row also runs in a chosen **precision** (chapter 12): ``fp32``, or ``bf16`` autocast (the
+matmuls in bf16, the weights, optimiser and loss in fp32). bf16 is skipped on a CPU without bf16
+matrix units (``fromscratch.precision.cpu_has_bf16``): there PyTorch's reference bf16 kernels are
+hundreds of times slower than fp32, as the printed matmul peaks show; ``--force-bf16`` runs it anyway.
+
+**MFU** (model FLOP utilisation): the FLOPs a training step needs, counted from the model's config
+(3 x the forward pass: every linear layer's ``2 x in x out`` per token, plus ``4 t e`` per token and
+layer for the scores and the weighted sum), per second, as a fraction of the matmul peak measured in
+the same run (a large square matmul in that dtype). ``--bpb-steps N`` also trains setting G for N
+steps in each precision from the same seed on the enwik8 prefix and prints bits per byte on its
+validation bytes.
+
     python benchmarks/throughput.py                       # CPU with 2 threads (+ CUDA when present)
     python benchmarks/throughput.py --profile             # ... and where the time goes
     python benchmarks/throughput.py --quick               # seconds: tiny sizes, checks the script runs
+    python benchmarks/throughput.py --only G --bpb-steps 40   # + bits per byte after 40 steps
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import platform
+import time
 from collections import defaultdict
 from dataclasses import dataclass, replace
 
 import torch
 import torch.nn.functional as F
+from torch import nn
 
 from fromscratch.models import Classifier, Generator
+from fromscratch.precision import cpu_has_bf16
 from fromscratch.utils import time_call
+
+DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
 
 
 @dataclass(frozen=True)
@@ -50,8 +69,8 @@ SETTINGS = [
 QUICK = [replace(s, depth=1, length=s.length // 8, batch=2) for s in SETTINGS]
 
 
-def build(setting: Setting, device: torch.device):
-    """The model, an optimiser and a function doing one training step (teaching or fast path)."""
+def build(setting: Setting, device: torch.device, precision: str = "fp32"):
+    """A function doing one training step (teaching or fast path) in ``precision``, and the model."""
     torch.manual_seed(0)
     gen = torch.Generator().manual_seed(0)
     tokens = torch.randint(3, setting.vocab, (setting.batch, setting.length), generator=gen).to(device)
@@ -81,7 +100,7 @@ def build(setting: Setting, device: torch.device):
             return F.cross_entropy(logits.transpose(1, 2), tokens[:, 1:])
 
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
-    amp = device.type == "cuda"
+    amp = precision == "bf16"
 
     def step(teaching: bool) -> None:
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=amp):
@@ -90,7 +109,44 @@ def build(setting: Setting, device: torch.device):
         loss.backward()
         optimizer.step()
 
-    return step
+    return step, model
+
+
+def training_flops(model: nn.Module, setting: Setting, tokens: int) -> float:
+    """FLOPs of one training step counted from the model: 3 x (linear layers + attention) of the forward."""
+    linear = sum(m.weight.numel() for m in model.modules() if isinstance(m, nn.Linear))  # in x out, summed
+    t = setting.length
+    forward_per_token = 2 * linear + setting.depth * 4 * t * setting.emb  # scores q kᵀ and weights @ v
+    return 3.0 * forward_per_token * tokens
+
+
+def matmul_peak(device: torch.device, precision: str, n: int, repeats: int = 3) -> float:
+    """FLOP/s of an ``n x n`` matmul in ``precision`` on ``device`` (the best of ``repeats``)."""
+    a = torch.randn(n, n, device=device, dtype=DTYPES[precision])
+    b = torch.randn(n, n, device=device, dtype=DTYPES[precision])
+    seconds = time_call(lambda: a @ b, repeats=repeats, warmup=1, statistic="min")
+    return 2 * n**3 / seconds
+
+
+def train_bpb(setting: Setting, precision: str, steps: int, eval_bytes: int, threads: int) -> tuple[float, float]:
+    """Train setting G for ``steps`` from seed 0 on the enwik8 prefix; (bits per byte on validation, seconds)."""
+    from fromscratch.data import enwik8
+    from fromscratch.losses import next_byte_loss
+    from fromscratch.metrics import bits_per_byte
+    from fromscratch.train import TrainConfig, train
+
+    torch.manual_seed(0)
+    data = enwik8.load(enwik8.PREFIX_BYTES, progressbar=False)
+    model = Generator(
+        vocab_size=setting.vocab, emb=setting.emb, heads=setting.heads, depth=setting.depth, context=setting.length
+    )
+    batches = enwik8.RandomSubsequences(data.train, context=setting.length, batch_size=setting.batch, seed=0)
+    config = TrainConfig(steps=steps, lr=1e-3, warmup_steps=max(1, steps // 10), precision=precision, progress=True)
+    start = time.perf_counter()
+    train(model, batches, next_byte_loss, config)
+    seconds = time.perf_counter() - start
+    bpb = bits_per_byte(model, data.val, context=setting.length, max_bytes=eval_bytes)
+    return bpb, seconds
 
 
 def seconds_per_step(step, teaching: bool, warmup: int, repeats: int) -> float:
@@ -140,38 +196,81 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="tiny sizes and 1 repeat: checks the script runs")
     parser.add_argument("--cpu-only", action="store_true", help="skip CUDA even when it is present")
     parser.add_argument("--only", choices=["C", "G"], help="run one setting only")
+    parser.add_argument("--precision", default="fp32,bf16", help="comma-separated: fp32, bf16 (default both)")
+    parser.add_argument("--force-bf16", action="store_true", help="run bf16 on a CPU without bf16 units too")
+    parser.add_argument("--bpb-steps", type=int, default=0, help="train setting G this many steps per precision")
+    parser.add_argument("--bpb-eval-bytes", type=int, default=20_000, help="validation bytes scored for bpb")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     settings = [s for s in (QUICK if args.quick else SETTINGS) if args.only is None or s.name.startswith(args.only)]
+    precisions = [p.strip() for p in args.precision.split(",")]
+    if any(p not in DTYPES for p in precisions):
+        parser.error(f"--precision takes fp32 and/or bf16, got {args.precision!r}")
     repeats, warmup = (1, 1) if args.quick else (args.repeats, args.warmup)
     devices = [torch.device("cpu")]
     if torch.cuda.is_available() and not args.cpu_only:
         devices.append(torch.device("cuda"))
     print(
         f"torch {torch.__version__}, {platform.processor() or platform.machine()}, "
-        f"{args.threads} CPU threads{' (QUICK: tiny sizes, not the benchmark)' if args.quick else ''}"
+        f"{args.threads} CPU threads, load average {os.getloadavg()[0]:.2f} at start, "
+        f"CPU bf16 units: {cpu_has_bf16()}{' (QUICK: tiny sizes, not the benchmark)' if args.quick else ''}"
     )
-    print("\n| setting | device | tokens/step | teaching (tok/s) | fast (tok/s) | fast / teaching |")
-    print("|---|---|---:|---:|---:|---:|")
+
+    def runs(device: torch.device, precision: str) -> bool:
+        return precision == "fp32" or device.type == "cuda" or cpu_has_bf16() or args.force_bf16
+
+    peaks = {}
+    for device in devices:
+        for precision in precisions:
+            big = 256 if args.quick else 2048
+            n = big if runs(device, precision) else 256  # a small probe where bf16 is emulated (slow)
+            peaks[device.type, precision] = matmul_peak(device, precision, n)
+            print(f"matmul peak {device.type} {precision}: {peaks[device.type, precision] / 1e9:,.1f} GFLOP/s ({n}²)")
+    print(
+        "\n| setting | device | precision | tokens/step | teaching (tok/s) | fast (tok/s) | fast / teaching "
+        "| GFLOP/step | fast GFLOP/s | MFU |"
+    )
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
     steps = {}
     for setting in settings:
         for device in devices:
-            step = build(setting, device)
-            steps[setting.name, device.type] = step
-            tokens = setting.batch * (setting.length - (0 if setting.name.startswith("C") else 1))
-            teaching = tokens / seconds_per_step(step, True, warmup, repeats)
-            fast = tokens / seconds_per_step(step, False, warmup, repeats)
-            print(
-                f"| {setting.name} (e={setting.emb}, depth {setting.depth}, t={setting.length}, "
-                f"b={setting.batch}, V={setting.vocab:,}) | {device.type} | {tokens:,} | {teaching:,.0f} | "
-                f"{fast:,.0f} | {fast / teaching:.2f}x |",
-                flush=True,
-            )
+            for precision in precisions:
+                label = (
+                    f"| {setting.name} (e={setting.emb}, depth {setting.depth}, t={setting.length}, "
+                    f"b={setting.batch}, V={setting.vocab:,}) | {device.type} | {precision} |"
+                )
+                if not runs(device, precision):
+                    print(f"{label} skipped: no bf16 units on this CPU (--force-bf16 runs it) |||||||")
+                    continue
+                step, model = build(setting, device, precision)
+                steps[setting.name, device.type, precision] = step
+                tokens = setting.batch * (setting.length - (0 if setting.name.startswith("C") else 1))
+                teaching = tokens / seconds_per_step(step, True, warmup, repeats)
+                fast = tokens / seconds_per_step(step, False, warmup, repeats)
+                flops = training_flops(model, setting, tokens)
+                achieved = flops * fast / tokens
+                print(
+                    f"{label} {tokens:,} | {teaching:,.0f} | {fast:,.0f} | {fast / teaching:.2f}x | "
+                    f"{flops / 1e9:,.1f} | {achieved / 1e9:,.1f} | {achieved / peaks[device.type, precision]:.1%} |",
+                    flush=True,
+                )
     if args.profile:
         for setting in settings:
-            step = steps[setting.name, "cpu"]
+            step = steps[setting.name, "cpu", "fp32"]
             for teaching in (True, False):
                 profile_step(step, teaching, f"{setting.name.split()[0]}, {'teaching' if teaching else 'fast'} path")
+    if args.bpb_steps:
+        setting = QUICK[1] if args.quick else SETTINGS[1]
+        print(f"\nbits per byte after {args.bpb_steps} steps of setting G (seed 0, enwik8 prefix, CPU):")
+        for precision in precisions:
+            if not runs(torch.device("cpu"), precision):
+                print(f"  {precision}: skipped (no bf16 units on this CPU; --force-bf16 runs it)")
+                continue
+            bpb, seconds = train_bpb(setting, precision, args.bpb_steps, args.bpb_eval_bytes, args.threads)
+            print(
+                f"  {precision}: {bpb:.3f} bits per byte on {args.bpb_eval_bytes:,} validation bytes; "
+                f"training took {seconds:.0f} s"
+            )
 
 
 if __name__ == "__main__":

@@ -77,3 +77,12 @@ def test_command_line_check_then_strip(tmp_path):
     assert tool().returncode == 0
     assert tool("--check").returncode == 0
     assert nbformat.read(path, as_version=4).cells[2].outputs[0].text == "kept\n"
+
+
+def test_clean_collapses_the_setup_cell_once():
+    setup = new_code_cell("import fromscratch\n\ndevice, prof = fromscratch.setup(seed=0)", metadata=SLIDE)
+    nb = new_notebook(cells=[new_markdown_cell("# 01 · Title", metadata=SLIDE), setup, new_code_cell("1 + 1")])
+    nbclean.clean(nb)
+    nbclean.clean(nb)
+    assert nb.cells[1].metadata["tags"] == ["hide-input"]
+    assert "tags" not in nb.cells[2].metadata  # only the setup cell

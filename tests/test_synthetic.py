@@ -70,3 +70,17 @@ def test_task_batches_cover_every_sequence_once():
         assert torch.equal(batch["tokens"], task["tokens"][batch["index"]])
     in_order = task_batches(task, 4, shuffle=False)
     assert torch.equal(torch.cat([batch["labels"] for batch in in_order]), task["labels"])
+
+
+@pytest.mark.parametrize("d", [1, 5, 11])
+def test_match_task_symbols_stand_out_from_the_filler(d):
+    task = match_task(200, 12, d, vocab_size=10, symbols=3, seed=d)
+    tokens, labels = task["tokens"], task["labels"]
+    pair = torch.zeros(12, dtype=torch.bool)
+    pair[[0, d]] = True
+    assert ((tokens[:, pair] >= 1) & (tokens[:, pair] <= 3)).all()  # the compared pair: symbols only
+    assert (tokens[:, ~pair] > 3).all() and (tokens < 10).all()  # everything else: filler
+    assert torch.equal(labels, (tokens[:, 0] == tokens[:, d]).long())
+    assert abs(int(labels.sum()) - 100) <= 1
+    with pytest.raises(ValueError, match="symbols must lie in 2..8"):
+        match_task(10, 12, 3, vocab_size=10, symbols=9)

@@ -36,6 +36,7 @@ __all__ = [
     "causal_mask",
     "padding_mask",
     "SelfAttention",
+    "KVCache",
     "KINDS",
 ]
 
@@ -58,14 +59,15 @@ def basic_self_attention(x: Tensor) -> Tensor:
 
 # --- chapter 03: queries, keys, values, scaling and masks ------------------------------------------
 def scaled_dot_product_attention(
-    q: Tensor, k: Tensor, v: Tensor, attn_mask: Tensor | None = None
+    q: Tensor, k: Tensor, v: Tensor, attn_mask: Tensor | None = None, *, bias: Tensor | None = None
 ) -> tuple[Tensor, Tensor]:
     """Scaled dot-product attention, written out (chapter 03): ``softmax(q kᵀ / sqrt(d)) v``.
 
     q: ``(..., tq, d)``; k: ``(..., tk, d)``; v: ``(..., tk, dv)``, with the same leading dims.
     attn_mask: bool, True = may attend, broadcastable to ``(..., tq, tk)``; None lets every query see
     every key. Returns ``out (..., tq, dv)`` and ``weights (..., tq, tk)`` (rows sum to 1, or are
-    all zero where a query may attend to no key).
+    all zero where a query may attend to no key). bias: float, broadcastable to ``(..., tq, tk)``,
+    added to the scaled scores before the mask (ALiBi, chapter 11).
     """
     if q.dim() < 2 or k.dim() != q.dim() or v.dim() != q.dim():
         raise ValueError(
@@ -79,6 +81,8 @@ def scaled_dot_product_attention(
         )
     d = q.size(-1)
     scores = q @ k.transpose(-2, -1) / math.sqrt(d)  # (..., tq, tk)
+    if bias is not None:
+        scores = scores + bias  # (..., tq, tk)
     if attn_mask is not None:
         check_mask(attn_mask, tuple(scores.shape), "a bool attn_mask broadcastable to (..., tq, tk)")
         scores = scores.masked_fill(~attn_mask, float("-inf"))
@@ -109,6 +113,33 @@ class ChunkedLinear(nn.Module):
     def forward(self, x: Tensor) -> Tensor:
         chunks = x.unflatten(-1, (self.heads, -1))  # (..., h, s)
         return torch.einsum("...hi,hoi->...ho", chunks, self.weight).flatten(-2)  # (..., e)
+
+
+class KVCache:
+    """The keys and values one causal attention layer has computed so far (chapter 11's KV cache).
+
+    Pass one empty ``KVCache()`` per layer as ``cache=``: each call appends the new positions' keys
+    and values ``(b, h, t, d)`` and attends over all stored (``len(cache)`` positions). An explicit
+    object owned by the caller, never state kept on the module.
+    """
+
+    def __init__(self) -> None:
+        self.keys: Tensor | None = None  # (b, h, t_past, d)
+        self.values: Tensor | None = None  # (b, h, t_past, d)
+
+    def __len__(self) -> int:
+        return 0 if self.keys is None else self.keys.size(2)
+
+    def append(self, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+        """Store ``k``, ``v`` ``(b, h, t, d)`` after the cached ones; return all ``(b, h, t_past + t, d)``."""
+        if self.keys is not None and (k.shape[:2] != self.keys.shape[:2] or k.size(-1) != self.keys.size(-1)):
+            raise ValueError(
+                f"This cache holds keys of shape (b, h, t, d) = {tuple(self.keys.shape)}, the new ones are "
+                f"{tuple(k.shape)}; use one fresh KVCache per layer and per batch of sequences."
+            )
+        self.keys = k if self.keys is None else torch.cat([self.keys, k], dim=2)  # (b, h, t_past + t, d)
+        self.values = v if self.values is None else torch.cat([self.values, v], dim=2)  # (b, h, t_past + t, d)
+        return self.keys, self.values
 
 
 class SelfAttention(nn.Module):
@@ -158,32 +189,52 @@ class SelfAttention(nn.Module):
         return f"emb={self.emb}, heads={self.heads}, kind={self.kind!r}, causal={self.causal}"
 
     def _mask(
-        self, padding_mask: Tensor | None, attn_mask: Tensor | None, b: int, t: int, device: torch.device
+        self,
+        padding_mask: Tensor | None,
+        attn_mask: Tensor | None,
+        b: int,
+        t: int,
+        device: torch.device,
+        *,
+        tk: int | None = None,
     ) -> Tensor | None:
-        """Combine the padding mask, the pattern and the causal pattern: bool, broadcastable to ``(b, h, t, t)``."""
+        """Combine the padding mask, the pattern and the causal pattern: bool, broadcastable to ``(b, h, t, tk)``.
+
+        ``t`` is the number of queries, ``tk`` the number of keys (``t`` unless cross-attending)."""
+        tk = t if tk is None else tk
         mask = None
         if padding_mask is not None:
-            check_padding_mask(padding_mask, b, t)
+            check_padding_mask(padding_mask, b, tk)
             mask = padding_mask.to(device)[:, None, None, :]  # (b, 1, 1, tk): the same for every query
         if attn_mask is not None:
-            check_attn_mask(attn_mask, b, self.heads, t, t)
+            check_attn_mask(attn_mask, b, self.heads, t, tk)
             pattern = attn_mask.to(device)  # (tq, tk) or (b|1, h|1, tq, tk)
-            mask = pattern if mask is None else mask & pattern  # (b|1, h|1, t, t)
+            mask = pattern if mask is None else mask & pattern  # (b|1, h|1, t, tk)
         if self.causal:
-            pattern = causal_mask(t, device)  # (t, t)
-            mask = pattern if mask is None else mask & pattern  # (b|1, h|1, t, t)
+            pattern = causal_mask(tk, device)[tk - t :]  # (t, tk): the queries are the last t positions
+            mask = pattern if mask is None else mask & pattern  # (b|1, h|1, t, tk)
         return mask
 
     def forward(
         self,
         x: Tensor,
         *,
+        context: Tensor | None = None,
         padding_mask: Tensor | None = None,
         attn_mask: Tensor | None = None,
         return_attention: bool = False,
+        cache: KVCache | None = None,
+        rotary: nn.Module | None = None,
+        bias: Tensor | None = None,
     ):
         """x: ``(b, t, e)``. Returns ``(b, t, e)``; with ``return_attention=True`` returns
         ``(out, weights)`` with weights ``(b, h, t, t)`` (the explicit teaching path).
+
+        **Cross-attention** (chapter 09): with ``context`` ``(b, tk, e)``, the queries come from ``x``
+        ``(b, tq, e)`` and the keys and values from ``context`` (an encoder's output), through the same
+        projections; self-attention is the case ``context = x``. ``padding_mask`` ``(b, tk)`` and the
+        last axis of ``attn_mask`` then refer to the context's positions, and the weights are
+        ``(b, h, tq, tk)``. A causal module cannot cross-attend (its pattern needs ``tq == tk``).
 
         Two masks, both boolean with True = may attend, both optional:
 
@@ -197,28 +248,59 @@ class SelfAttention(nn.Module):
         ``causal=True``) allows it. Without weights requested, ``F.scaled_dot_product_attention``
         runs (the fast path); the output is the same. A query that may attend to no key gets a zero
         attention output, so its final output is ``unify_heads``' bias; its gradients are zero, never NaN.
+
+        Chapter 11's hooks, all keyword-only and off by default:
+
+        - ``cache``: a :class:`KVCache`; ``x`` holds only the *new* positions, which attend to the
+          cached ones and themselves (masks then cover ``tk = len(cache) + t`` keys);
+        - ``rotary``: a :class:`~fromscratch.positions.RotaryEmbedding`, applied to queries and keys
+          at their absolute positions (``len(cache)`` onwards);
+        - ``bias``: a float tensor broadcastable to ``(b, h, t, tk)`` added to the scores (ALiBi).
         """
         if x.dim() != 3 or x.size(-1) != self.emb:
             raise ValueError(f"x must have shape (b, t, e) with e={self.emb}, got {tuple(x.shape)}.")
         b, t, e = x.shape
         h, d = self.heads, self.head_dim
-        only_causal = self.causal and padding_mask is None and attn_mask is None  # the kernels' faster mode
-        mask = self._mask(padding_mask, attn_mask, b, t, x.device)  # (b|1, h|1, t, t) or None
+        source = x if context is None else context  # where keys and values come from: (b, tk, e)
+        if context is not None:
+            if context.dim() != 3 or context.size(0) != b or context.size(-1) != self.emb:
+                raise ValueError(
+                    f"context must have shape (b, tk, e) = ({b}, tk, {self.emb}) to match x {tuple(x.shape)}, "
+                    f"got {tuple(context.shape)}."
+                )
+            if self.causal:
+                raise ValueError("a causal SelfAttention cannot cross-attend; build it with causal=False.")
+        if cache is not None and context is not None:
+            raise ValueError("cache= is for self-attention; a cross-attention's keys come from the context.")
+        tk = source.size(1)
+        past = 0 if cache is None else len(cache)  # positions already in the KV cache
+        only_causal = self.causal and padding_mask is None and attn_mask is None and past == 0 and bias is None
+        mask = self._mask(padding_mask, attn_mask, b, t, x.device, tk=tk + past)  # (b|1, h|1, t, tk) or None
 
         q = self.to_queries(x).view(b, t, h, d).transpose(1, 2)  # (b, h, t, d)
-        k = self.to_keys(x).view(b, t, h, d).transpose(1, 2)  # (b, h, t, d)
-        v = self.to_values(x).view(b, t, h, d).transpose(1, 2)  # (b, h, t, d)
+        k = self.to_keys(source).view(b, tk, h, d).transpose(1, 2)  # (b, h, tk, d)
+        v = self.to_values(source).view(b, tk, h, d).transpose(1, 2)  # (b, h, tk, d)
+        if rotary is not None:
+            q, k = rotary(q, offset=past), rotary(k, offset=past)  # (b, h, t, d), (b, h, tk, d)
+        if cache is not None:
+            k, v = cache.append(k, v)  # (b, h, past + t, d): the whole prefix
+            tk = k.size(2)
 
         if return_attention:
-            out, weights = scaled_dot_product_attention(q, k, v, mask)  # (b, h, t, d), (b, h, t, t)
-            assert weights.shape == (b, h, t, t)
-        elif mask is None or only_causal:
+            out, weights = scaled_dot_product_attention(q, k, v, mask, bias=bias)  # (b, h, t, d), (b, h, t, tk)
+            assert weights.shape == (b, h, t, tk)
+        elif bias is None and (mask is None or only_causal):
             out = F.scaled_dot_product_attention(q, k, v, is_causal=only_causal)  # (b, h, t, d)
+        elif mask is None:
+            out = F.scaled_dot_product_attention(q, k, v, attn_mask=bias.to(q.dtype))  # (b, h, t, d)
         else:
             # Depending on version and backend, the fused kernel may return NaN for a query with no
             # allowed key: let such rows see every key, then zero their output (and its gradient).
             has_key = mask.any(dim=-1, keepdim=True)  # (b|1, h|1, t, 1)
-            out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask | ~has_key)  # (b, h, t, d)
+            allowed = mask | ~has_key  # (b|1, h|1, t, tk)
+            if bias is not None:  # one float mask: the bias where allowed, -inf elsewhere
+                allowed = torch.where(allowed, bias.to(q.dtype), float("-inf"))  # (b|h|1.., t, tk)
+            out = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed)  # (b, h, t, d)
             out = out.masked_fill(~has_key, 0.0)
 
         out = out.transpose(1, 2).reshape(b, t, h * d)  # (b, t, h·d): heads side by side

@@ -23,15 +23,18 @@ Shape legend: ``b`` batch, ``t`` length, ``e`` embedding, ``h`` heads, ``V`` voc
 
 from __future__ import annotations
 
+import functools
 import math
 
 import torch
+import torch.utils.checkpoint
 from torch import Tensor, nn
 
-from fromscratch.attention import SelfAttention
+from fromscratch.attention import KVCache, SelfAttention
+from fromscratch.positions import ALiBi, RotaryEmbedding
 
 NORMS = ("post", "pre")
-POSITIONS = ("embedding", "encoding", None)
+POSITIONS = ("embedding", "encoding", "rope", "alibi", None)  # rope, alibi: inside attention (chapter 11)
 ACTIVATIONS = {"relu": nn.ReLU, "gelu": nn.GELU}  # the blog's and Vaswani et al.'s; BERT's and GPT's
 
 
@@ -97,13 +100,17 @@ class TransformerBlock(nn.Module):
         padding_mask: Tensor | None = None,
         attn_mask: Tensor | None = None,
         return_attention: bool = False,
+        cache: KVCache | None = None,
+        rotary: nn.Module | None = None,
+        bias: Tensor | None = None,
     ):
         """x: ``(b, t, e)``; ``padding_mask`` bool ``(b, t)``, True at real tokens; ``attn_mask`` bool
         ``(t, t)`` or ``(b|1, h|1, t, t)``, True = may attend (see :class:`SelfAttention`). Returns
-        ``(b, t, e)``, or ``(out, weights)`` with weights ``(b, h, t, t)`` when ``return_attention=True``."""
+        ``(b, t, e)``, or ``(out, weights)`` with weights ``(b, h, t, t)`` when ``return_attention=True``.
+        ``cache``, ``rotary`` and ``bias`` go to the attention (chapter 11: KV cache, RoPE, ALiBi)."""
         weights = None
         inner = self.norm1(x) if self.norm == "pre" else x
-        masks = dict(padding_mask=padding_mask, attn_mask=attn_mask)
+        masks = dict(padding_mask=padding_mask, attn_mask=attn_mask, cache=cache, rotary=rotary, bias=bias)
         if return_attention:
             attended, weights = self.attention(inner, **masks, return_attention=True)  # (b, t, e), (b, h, t, t)
         else:
@@ -192,7 +199,15 @@ class TransformerStack(nn.Module):
 
     The shared body of the classifier (chapter 06) and the generator (chapter 07).
     positions: "embedding" (learned), "encoding" (sinusoidal) or None (the stack is then
-    permutation equivariant). With norm="pre" a final LayerNorm follows the last block.
+    permutation equivariant); chapter 11 adds "rope" (queries and keys rotated in every block) and
+    "alibi" (a distance penalty on every block's scores), which add nothing to the embeddings.
+    With norm="pre" a final LayerNorm follows the last block.
+
+    ``checkpoint=True`` (chapter 12, gradient checkpointing): while training, each block keeps only
+    its input for the backward pass and runs its forward again there (``torch.utils.checkpoint``,
+    non-reentrant; dropout masks are replayed), trading about one extra forward pass for the
+    activations inside the blocks. The gradients are the same. It works with ``return_attention=True``
+    too, but the returned weights are then kept alive by the caller, so little memory is saved.
     """
 
     def __init__(
@@ -209,19 +224,25 @@ class TransformerStack(nn.Module):
         norm: str = "post",
         causal: bool = False,
         kind: str = "standard",
+        checkpoint: bool = False,
     ) -> None:
         super().__init__()
+        self.checkpoint = checkpoint  # chapter 12: recompute each block in the backward pass (less memory)
         if positions not in POSITIONS:
             raise ValueError(
-                f"positions must be 'embedding' (learned), 'encoding' (sinusoidal) or None; got {positions!r}."
+                f"positions must be 'embedding' (learned), 'encoding' (sinusoidal), 'rope', 'alibi' or None; "
+                f"got {positions!r}."
             )
         self.max_len = max_len
         self.token_embedding = nn.Embedding(vocab_size, emb)
         self.positions = (
             {"embedding": PositionEmbedding, "encoding": PositionEncoding}[positions](max_len, emb)
-            if positions
+            if positions in ("embedding", "encoding")
             else None
         )
+        head_dim = emb if kind == "wide" else emb // heads
+        self.rotary = RotaryEmbedding(head_dim) if positions == "rope" else None
+        self.alibi = ALiBi(heads) if positions == "alibi" else None
         self.dropout = nn.Dropout(dropout)
         self.blocks = nn.ModuleList(
             TransformerBlock(emb, heads, ff_mult=ff_mult, dropout=dropout, norm=norm, causal=causal, kind=kind)
@@ -236,29 +257,47 @@ class TransformerStack(nn.Module):
         padding_mask: Tensor | None = None,
         attn_mask: Tensor | None = None,
         return_attention: bool = False,
+        cache: list[KVCache] | None = None,
     ):
         """tokens: int ``(b, t)``; ``padding_mask`` bool ``(b, t)`` (True at real tokens) and ``attn_mask``
         (True = may attend) go to every block (see :class:`TransformerBlock`). Returns ``(b, t, e)``, or
-        ``(out, weights)`` with a list of ``depth`` tensors ``(b, h, t, t)`` when ``return_attention=True``."""
+        ``(out, weights)`` with a list of ``depth`` tensors ``(b, h, t, t)`` when ``return_attention=True``.
+
+        ``cache`` (chapter 11): one :class:`~fromscratch.attention.KVCache` per block
+        (:meth:`new_cache`); ``tokens`` are then the positions after the cached ones, and masks and
+        weights cover ``tk = len(cache[0]) + t`` keys."""
         if tokens.dim() != 2:
             raise ValueError(
                 f"tokens must have shape (b, t), got {tuple(tokens.shape)}; add a batch dimension with tokens[None]."
             )
-        check_length(tokens.size(1), self.max_len)
+        if cache is not None and len(cache) != len(self.blocks):
+            raise ValueError(f"cache must hold one KVCache per block ({len(self.blocks)}), got {len(cache)}.")
+        past = len(cache[0]) if cache else 0  # positions already cached
+        t = tokens.size(1)
+        check_length(past + t, self.max_len)
         x = self.token_embedding(tokens)  # (b, t, e)
         if self.positions is not None:
-            x = self.positions(x)  # (b, t, e)
+            x = x + self.positions.positions(past + t)[past:]  # (b, t, e): positions past .. past + t - 1
         x = self.dropout(x)
-        masks = dict(padding_mask=padding_mask, attn_mask=attn_mask)
+        bias = self.alibi(t, past + t) if self.alibi is not None else None  # (h, t, tk) or None
+        masks = dict(padding_mask=padding_mask, attn_mask=attn_mask, rotary=self.rotary, bias=bias)
         weights = []
-        for block in self.blocks:
+        for n, block in enumerate(self.blocks):
+            layer_cache = cache[n] if cache is not None else None
+            run = block
+            if self.checkpoint and self.training and torch.is_grad_enabled() and layer_cache is None:
+                run = functools.partial(torch.utils.checkpoint.checkpoint, block, use_reentrant=False)
             if return_attention:
-                x, w = block(x, **masks, return_attention=True)  # (b, t, e), (b, h, t, t)
+                x, w = run(x, **masks, cache=layer_cache, return_attention=True)  # (b, t, e), (b, h, t, tk)
                 weights.append(w)
             else:
-                x = block(x, **masks)  # (b, t, e)
+                x = run(x, **masks, cache=layer_cache)  # (b, t, e)
         x = self.final_norm(x)
         return (x, weights) if return_attention else x
+
+    def new_cache(self) -> list[KVCache]:
+        """One empty :class:`~fromscratch.attention.KVCache` per block, for ``forward(..., cache=...)``."""
+        return [KVCache() for _ in self.blocks]
 
 
 __all__ = [

@@ -1,6 +1,6 @@
-"""The two training losses of the course, written once (chapters 06 and 07).
+"""The training losses of the course, written once (chapters 06, 07 and 09).
 
-Both have the signature ``loss(model, batch) -> scalar tensor`` that :func:`fromscratch.train.train`
+All have the signature ``loss(model, batch) -> scalar tensor`` that :func:`fromscratch.train.train`
 expects, so a chapter passes them as they are: ``train(model, batches, classification_loss, config)``.
 """
 
@@ -35,4 +35,32 @@ def next_byte_loss(model: nn.Module, batch: tuple[Tensor, Tensor]) -> Tensor:
     return F.cross_entropy(logits.transpose(1, 2), targets) / math.log(2)  # cross_entropy wants (b, V, t)
 
 
-__all__ = ["classification_loss", "next_byte_loss"]
+def translation_loss(model: nn.Module, batch: dict[str, Tensor], *, label_smoothing: float = 0.1) -> Tensor:
+    """Teacher-forced cross-entropy of an encoder-decoder (chapter 09), in nats per target token.
+
+    batch: a dict with ``src (b, ts)``, ``src_padding_mask (b, ts)``, ``tgt_in (b, tt)`` (``<s>`` +
+    the target minus its last token), ``tgt_out (b, tt)`` (the target: what each position predicts)
+    and ``tgt_padding_mask (b, tt)``, as :class:`fromscratch.data.multi30k.TokenBatches` yields.
+    Padded positions of ``tgt_out`` do not count. ``label_smoothing`` moves that much probability
+    from the right token to all tokens evenly (Vaswani et al. 2017: 0.1; 0.0 is plain cross-entropy);
+    pass another value with ``functools.partial(translation_loss, label_smoothing=0.0)``.
+    """
+    logits = model(batch["src"], batch["tgt_in"], batch["src_padding_mask"], batch["tgt_padding_mask"])  # (b, tt, V)
+    targets = batch["tgt_out"].masked_fill(~batch["tgt_padding_mask"], -100)  # (b, tt); -100: ignored
+    return F.cross_entropy(logits.flatten(0, 1).float(), targets.flatten(), label_smoothing=label_smoothing)
+
+
+def masked_lm_loss(model: nn.Module, batch: dict[str, Tensor]) -> Tensor:
+    """BERT's pretraining loss (chapter 10): cross-entropy at the masked positions only, in nats.
+
+    batch: ``tokens (b, t)`` (corrupted), ``padding_mask (b, t)`` and ``labels (b, t)`` (the original
+    id where scored, -100 elsewhere), as :class:`fromscratch.data.pretraining.MaskedBatches` yields.
+    The model is called as ``model(tokens, padding_mask, only=chosen)`` and returns ``(n, V)`` logits
+    for the ``n`` chosen positions (:class:`fromscratch.models.bert.BertForPretraining`).
+    """
+    chosen = batch["labels"] != -100  # (b, t)
+    logits = model(batch["tokens"], batch["padding_mask"], only=chosen)  # (n, V)
+    return F.cross_entropy(logits.float(), batch["labels"][chosen])
+
+
+__all__ = ["classification_loss", "masked_lm_loss", "next_byte_loss", "translation_loss"]

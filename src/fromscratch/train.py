@@ -1,9 +1,15 @@
 """The one training loop of the course (chapters 01, 06, 07 and later).
 
 ``train(model, batches, loss_fn, config, device=...)`` runs AdamW with a linear warm-up and a linear
-decay to zero, on the GPU when there is one (with automatic mixed precision: bf16 where the GPU
-supports it, else fp16 with a gradient scaler), with gradient clipping and accumulation, a
-``tqdm`` progress bar showing the live loss, periodic evaluation, and atomic checkpoints.
+decay to zero, with mixed precision where it helps (``TrainConfig.precision``, see
+:mod:`fromscratch.precision`), gradient clipping and accumulation, a ``tqdm`` progress bar showing
+the live loss, periodic evaluation, and atomic checkpoints.
+
+Inside a ``torchrun`` job (``torch.distributed`` initialised, chapter 12) the same call trains data-
+parallel: the model is wrapped in ``DistributedDataParallel`` (gradients all-reduced in the backward
+pass), every rank checks that all ranks built the same model, only rank 0 shows a progress bar,
+evaluates and writes checkpoints, and the logged loss is the mean over ranks. Each rank must read its
+own shard of the data (:func:`fromscratch.distributed.shard`).
 
 Checkpoints are files (:mod:`fromscratch.checkpoints`; ``checkpoint_path`` is importable from here
 too): ``TrainConfig(checkpoint=checkpoint_path("07_generator.pt"))`` writes them atomically under the
@@ -19,6 +25,7 @@ and for any iterator that, like ``fromscratch.data.enwik8``, draws its randomnes
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
@@ -30,7 +37,9 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
+from fromscratch import distributed
 from fromscratch.checkpoints import checkpoint_path, load_checkpoint, rng_state, save_checkpoint, set_rng_state
+from fromscratch.precision import autocast_dtype
 from fromscratch.utils import evaluating
 
 Batch = Any
@@ -49,7 +58,8 @@ class TrainConfig:
     betas: tuple[float, float] = (0.9, 0.999)
     grad_clip: float | None = 1.0  # clip the gradient norm to this (None: no clipping)
     accumulate: int = 1  # batches per optimiser step (gradient accumulation)
-    amp: bool = True  # mixed precision on CUDA (ignored on CPU and MPS)
+    amp: bool = True  # False: plain fp32 whatever `precision` says (the switch to turn mixed precision off)
+    precision: str = "auto"  # "auto" (CUDA: bf16, else fp16; CPU: fp32), "best", "bf16", "fp16" or "fp32"
     eval_every: int | None = None  # steps between evaluations (None: only at the end)
     checkpoint: str | Path | None = None  # file for atomic checkpoints, e.g. checkpoint_path(...) (None: none)
     checkpoint_every: int | None = None  # steps between checkpoints (None: at evaluations and the end)
@@ -121,12 +131,6 @@ def lr_factor(step: int, warmup_steps: int, total_steps: int, decay: bool = True
     return max(0.0, (total_steps - step) / max(1, total_steps - warmup_steps))
 
 
-def _amp_dtype(device: torch.device, enabled: bool) -> torch.dtype | None:
-    if not enabled or device.type != "cuda":
-        return None
-    return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
-
-
 def _total_steps(config: TrainConfig, batches: Iterable[Batch] | Callable[[], Iterator[Batch]]) -> int:
     if config.steps is not None:
         return config.steps
@@ -161,6 +165,11 @@ def train(
     """
     device = torch.device(device)
     model.to(device)
+    main = distributed.is_main()  # rank 0 (or the only process): prints, evaluates, writes checkpoints
+    net = model  # what loss_fn sees: the model, or its DistributedDataParallel wrapper under torchrun
+    if distributed.is_distributed():
+        distributed.check_same_model(model)
+        net = distributed.wrap(model, device)
     total = _total_steps(config, batches)
     decay, no_decay = [], []
     for p in model.parameters():
@@ -174,7 +183,7 @@ def train(
     scheduler = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda s: lr_factor(s, config.warmup_steps, total, config.decay)
     )
-    amp_dtype = _amp_dtype(device, config.amp)
+    amp_dtype = autocast_dtype(device, config.precision if config.amp else "fp32")
     scaler = torch.amp.GradScaler("cuda", enabled=amp_dtype == torch.float16)
     history = History()
     step, used, epoch_rng = 0, 0, rng_state()  # `used`: batches taken from the current iterator
@@ -196,7 +205,7 @@ def train(
         iterator = _fresh_iterator(batches)
 
     def checkpoint() -> None:
-        if config.checkpoint:
+        if config.checkpoint and main:
             save_checkpoint(
                 config.checkpoint,
                 {
@@ -214,7 +223,7 @@ def train(
             )
 
     def run_evaluation() -> None:
-        if evaluate is None:
+        if evaluate is None or not main:
             return
         autocast = torch.autocast(device.type, dtype=amp_dtype, enabled=amp_dtype is not None)
         with evaluating(model), torch.no_grad(), autocast:
@@ -222,12 +231,12 @@ def train(
         history.rows.append({"step": step, **{k: float(v) for k, v in metrics.items()}})
 
     model.train()
-    bar = tqdm(total=total, initial=step, disable=not config.progress, desc="training", unit="step")
+    bar = tqdm(total=total, initial=step, disable=not (config.progress and main), desc="training", unit="step")
     smoothed = None
     while step < total:
         optimizer.zero_grad(set_to_none=True)
         step_loss = 0.0
-        for _ in range(config.accumulate):
+        for micro in range(config.accumulate):
             try:
                 batch = next(iterator)
             except StopIteration:  # a new epoch: remember the random state its order comes from
@@ -235,10 +244,13 @@ def train(
                 iterator = _fresh_iterator(batches)
                 batch = next(iterator)
             used += 1
-            with torch.autocast(device.type, dtype=amp_dtype, enabled=amp_dtype is not None):
-                loss = loss_fn(model, to_device(batch, device)) / config.accumulate
-            scaler.scale(loss).backward()
+            last = micro == config.accumulate - 1  # DDP all-reduces gradients only after the last micro-batch
+            with _no_sync(net, not last):
+                with torch.autocast(device.type, dtype=amp_dtype, enabled=amp_dtype is not None):  # forward only
+                    loss = loss_fn(net, to_device(batch, device)) / config.accumulate
+                scaler.scale(loss).backward()
             step_loss += loss.item()
+        step_loss = distributed.mean_over_ranks(step_loss)
         if config.grad_clip is not None:
             scaler.unscale_(optimizer)
             nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
@@ -266,7 +278,13 @@ def train(
     if not history.rows or history.rows[-1].get("step") != step or "loss" in history.rows[-1]:
         run_evaluation()
     checkpoint()
+    distributed.barrier()  # no rank returns (and reads the checkpoint) before rank 0 has written it
     return history
+
+
+def _no_sync(net: nn.Module, skip: bool):
+    """``net.no_sync()`` (no gradient all-reduce) for a DDP model when ``skip``; else nothing."""
+    return net.no_sync() if skip and hasattr(net, "no_sync") else contextlib.nullcontext()
 
 
 def _fresh_iterator(batches: Iterable[Batch] | Callable[[], Iterator[Batch]]) -> Iterator[Batch]:

@@ -32,12 +32,17 @@ def _task(tokens: Tensor, labels: Tensor) -> dict[str, Tensor]:
     return {"tokens": tokens, "padding_mask": torch.ones_like(tokens, dtype=torch.bool), "labels": labels}
 
 
-def match_task(n: int, t: int, d: int, *, vocab_size: int = 16, start: int = 0, seed: int = 0) -> dict[str, Tensor]:
+def match_task(
+    n: int, t: int, d: int, *, vocab_size: int = 16, start: int = 0, symbols: int | None = None, seed: int = 0
+) -> dict[str, Tensor]:
     """``n`` random sequences of ``t`` tokens; label 1 when ``tokens[start] == tokens[start + d]``, else 0.
 
     Tokens are drawn uniformly from ``1..vocab_size-1`` (0 is ``<pad>``); exactly ``n // 2`` sequences
-    (or one more) are negatives, whose token at ``start + d`` is another id. Returns ``tokens (n, t)``,
-    ``padding_mask (n, t)`` and ``labels (n,)``. A model needs ``num_classes=2`` and ``vocab_size``.
+    (or one more) are negatives, whose token at ``start + d`` is another id. ``symbols``: draw the two
+    compared tokens from ids ``1..symbols`` and every other token from ``symbols+1..vocab_size-1``,
+    so the pair stands out from the filler and only the distance between them makes the task hard
+    (None: every token from the whole vocabulary). Returns ``tokens (n, t)``, ``padding_mask (n, t)``
+    and ``labels (n,)``. A model needs ``num_classes=2`` and ``vocab_size``.
     """
     if not 0 <= start < t:
         raise ValueError(f"start must lie in 0..{t - 1} for sequences of t={t} tokens; got {start}.")
@@ -48,12 +53,21 @@ def match_task(n: int, t: int, d: int, *, vocab_size: int = 16, start: int = 0, 
         )
     if vocab_size < 3:
         raise ValueError(f"vocab_size must be at least 3 (<pad> and two different tokens); got {vocab_size}.")
+    if symbols is not None and not 2 <= symbols <= vocab_size - 2:
+        raise ValueError(
+            f"symbols must lie in 2..{vocab_size - 2} (two symbols to compare, one filler id); got {symbols}."
+        )
     generator = torch.Generator().manual_seed(seed)
-    tokens = torch.randint(1, vocab_size, (n, t), generator=generator)  # (n, t)
+    pool = vocab_size - 1 if symbols is None else symbols  # ids 1..pool for the compared pair
+    if symbols is None:
+        tokens = torch.randint(1, vocab_size, (n, t), generator=generator)  # (n, t)
+    else:
+        tokens = torch.randint(symbols + 1, vocab_size, (n, t), generator=generator)  # (n, t): filler only
+        tokens[:, start] = torch.randint(1, symbols + 1, (n,), generator=generator)
     labels = _balanced_labels(n, 2, generator)  # (n,)
     first = tokens[:, start]  # (n,)
-    shift = torch.randint(1, vocab_size - 1, (n,), generator=generator)  # (n,): a nonzero step among V-1 ids
-    other = (first - 1 + shift) % (vocab_size - 1) + 1  # (n,): an id in 1..V-1 other than `first`
+    shift = torch.randint(1, pool, (n,), generator=generator)  # (n,): a nonzero step among the pool's ids
+    other = (first - 1 + shift) % pool + 1  # (n,): an id in 1..pool other than `first`
     tokens[:, start + d] = torch.where(labels == 1, first, other)
     return _task(tokens, labels)
 

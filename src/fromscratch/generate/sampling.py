@@ -8,6 +8,13 @@ The model maps bytes (b, t) to next-byte logits (b, t, V). To continue a text we
   distribution towards greedy, 1 samples the model's own distribution, higher flattens it;
 * **top-k** first keeps only the ``k`` most likely bytes (the rest get probability 0).
 
+**KV cache** (chapter 11): a causal model's keys and values at a position never change once
+computed, so a model that supports it (``model.new_cache()`` and ``model(tokens, cache=...)``:
+:class:`~fromscratch.models.Generator`, GPT-2) reads the prompt once and then only the one new
+token per step, instead of the whole prefix again. ``use_cache=False`` is the plain recomputation;
+both give the same tokens. With absolute positions the cache holds only while the text fits in
+the context: once the window must slide, every position's place changes and each step recomputes.
+
 The random draws happen on the CPU with a seeded ``torch.Generator``, so a given ``seed`` gives the
 same text on CPU and GPU (up to float rounding of the logits). Bytes that are not valid UTF-8
 (a character cut in half, or a sampled mistake) decode to U+FFFD (``errors="replace"``).
@@ -82,12 +89,15 @@ def generate_tokens(
     top_k: int | None = None,
     seed: int | None = 0,
     device: torch.device | str | None = None,
+    use_cache: bool = True,
 ) -> torch.Tensor:
     """Continue each row of ``tokens`` (b, t) by ``length`` tokens; returns (b, t + length) on the CPU.
 
     At every step the model sees only the last ``context`` tokens (seeds longer than the context
     are cropped to their end). ``seed`` seeds the sampler (None: PyTorch's global generator).
-    The model runs in eval mode and is given back in the mode it was in.
+    The model runs in eval mode and is given back in the mode it was in. ``use_cache=True`` reuses
+    keys and values while the text fits in the context, for models with a ``new_cache()`` method
+    (others, and ``use_cache=False``, recompute the whole window at every step).
     """
     if tokens.dim() != 2 or tokens.size(1) == 0:
         raise ValueError(
@@ -97,10 +107,17 @@ def generate_tokens(
         device = next(iter(model.parameters())).device if isinstance(model, torch.nn.Module) else "cpu"
     generator = torch.Generator().manual_seed(seed) if seed is not None else None
     out = tokens.long().cpu()  # (b, t)
+    cacheable = use_cache and callable(getattr(model, "new_cache", None))
+    cache = None
     with evaluating(model):
         for _ in range(length):
-            window = out[:, -context:].to(device)  # (b, <= context)
-            logits = model(window)[:, -1, :]  # (b, V): the prediction after the last byte
+            if cacheable and out.size(1) <= context:  # everything fits: feed only what the cache lacks
+                cache = model.new_cache() if cache is None else cache
+                fresh = out[:, len(cache[0]) :].to(device)  # (b, t) the first time, then (b, 1)
+                logits = model(fresh, cache=cache)[:, -1, :]  # (b, V)
+            else:
+                window = out[:, -context:].to(device)  # (b, <= context)
+                logits = model(window)[:, -1, :]  # (b, V): the prediction after the last byte
             choice = next_token(logits, temperature=temperature, top_k=top_k, generator=generator)  # (b,)
             out = torch.cat([out, choice[:, None]], dim=1)  # (b, t + 1)
     return out
@@ -116,17 +133,27 @@ def generate(
     top_k: int | None = None,
     seed: int | None = 0,
     device: torch.device | str | None = None,
+    use_cache: bool = True,
 ) -> str:
     """Continue ``seed_text`` by ``length`` bytes and return only the continuation, as text (chapter 07).
 
-    ``context`` defaults to ``model.context``; ``temperature=0`` is greedy decoding.
+    ``context`` defaults to ``model.context``; ``temperature=0`` is greedy decoding; ``use_cache``
+    as in :func:`generate_tokens`.
     """
     context = context if context is not None else getattr(model, "context", None)
     if context is None:
         raise ValueError("Pass context=... (the longest input the model takes); this model has no .context.")
     prompt = encode(seed_text)[None, :]  # (1, t)
     out = generate_tokens(
-        model, prompt, length, context=context, temperature=temperature, top_k=top_k, seed=seed, device=device
+        model,
+        prompt,
+        length,
+        context=context,
+        temperature=temperature,
+        top_k=top_k,
+        seed=seed,
+        device=device,
+        use_cache=use_cache,
     )  # (1, t + length)
     return decode(out[0, prompt.size(1) :])
 

@@ -5,8 +5,12 @@ One module per library whose models we compare with:
 - :mod:`fromscratch.interop.pytorch`: weight tables and :func:`copy_weights`; ``SelfAttention`` <->
   ``nn.MultiheadAttention``, ``TransformerBlock`` <-> ``nn.TransformerEncoderLayer`` and Hugging
   Face's ``BertLayer`` (chapters 04-05).
+- :mod:`fromscratch.interop.transformer`: ``EncoderDecoder`` <-> ``nn.Transformer`` (chapter 09).
+- :mod:`fromscratch.interop.huggingface`: whole BERT and GPT-2 models, ``from_hf``, ``load_bert``,
+  ``load_gpt2`` (chapter 10).
 """
 
+from fromscratch.interop.huggingface import StateDictMismatch, from_hf, load_bert, load_gpt2  # chapter 10
 from fromscratch.interop.pytorch import (
     bert_layer_table,
     copy_weights,
@@ -20,8 +24,24 @@ from fromscratch.interop.pytorch import (
     to_encoder_layer,
     to_multihead_attention,
 )
+from fromscratch.interop.transformer import (  # chapter 09
+    decoder_layer_table,
+    load_from_transformer,
+    to_transformer,
+    transformer_logits,
+    transformer_table,
+)
 
 __all__ = [
+    "StateDictMismatch",
+    "from_hf",
+    "load_bert",
+    "load_gpt2",
+    "decoder_layer_table",
+    "load_from_transformer",
+    "to_transformer",
+    "transformer_logits",
+    "transformer_table",
     "bert_layer_table",
     "copy_weights",
     "encoder_layer_table",

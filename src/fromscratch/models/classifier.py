@@ -38,6 +38,7 @@ class ClassifierConfig:
     norm: str = "post"  # "post": normalise after each residual sum (blog), "pre": before each sub-layer
     kind: str = "standard"  # multi-head attention form: "standard", "wide" or "narrow" (chapter 04)
     pad_id: int | None = 0  # id of <pad>: without a padding_mask, these positions count as padding
+    checkpoint: bool = False  # recompute each block in the backward pass: less memory, more time (chapter 12)
 
     def __post_init__(self) -> None:
         if self.pooling not in POOLINGS:
@@ -102,6 +103,7 @@ class Classifier(nn.Module):
             dropout=c.dropout,
             norm=c.norm,
             kind=c.kind,
+            checkpoint=c.checkpoint,
         )
         self.to_logits = nn.Linear(c.emb, c.num_classes)
 

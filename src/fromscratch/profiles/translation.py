@@ -1,13 +1,84 @@
-"""Chapter 09's run: encoder-decoders translating Multi30k."""
+"""Chapter 09's run: encoder-decoders translating Multi30k English -> German."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fromscratch.models.encoder_decoder import EncoderDecoderConfig
+from fromscratch.models.rnn_seq2seq import RNNSeq2SeqConfig
+
 
 @dataclass(frozen=True)
 class TranslationRun:
-    pass  # placeholder: chapter 09 fills in its sizes
+    """Sizes of chapter 09: data, the transformer, the two RNN baselines, training and decoding."""
+
+    vocab_size: int  # joint English+German byte-level BPE tokens, learned on the training split
+    max_len: int  # longest source or target in tokens; longer training pairs are left out
+    train_pairs: int | None  # use only the first this many training pairs (None: all 29,000)
+    test_pairs: int | None  # translate only the first this many test pairs (None: all 1,000)
+    emb: int  # transformer width e
+    heads: int  # attention heads h
+    depth: int  # encoder blocks = decoder blocks
+    ff_mult: int  # feed-forward width = ff_mult * e
+    dropout: float  # after embeddings and each sub-layer
+    norm: str  # "pre" or "post"
+    max_tokens: int  # tokens per batch, source and target together, padding included
+    lr: float  # peak AdamW learning rate, reached after the warm-up, then linear decay to 0
+    warmup_steps: int  # linear warm-up steps
+    label_smoothing: float  # Vaswani et al.: 0.1
+    minutes: float  # training time of the transformer; the schedule ends exactly there
+    rnn_hidden: int  # GRU state width of both RNN baselines
+    rnn_emb: int  # token embedding width of both RNN baselines
+    rnn_minutes: float  # training time of each RNN baseline
+    rnn_lr: float  # peak learning rate of the RNNs
+    beam_size: int  # beam width for the final test BLEU
+    max_steps: int | None = None  # stop after this many steps even within the time (smoke: a few)
+
+    @property
+    def model(self) -> EncoderDecoderConfig:
+        """The transformer of this run: ``EncoderDecoder(prof.translation.model)``."""
+        return EncoderDecoderConfig(
+            src_vocab_size=self.vocab_size,
+            tgt_vocab_size=self.vocab_size,
+            emb=self.emb,
+            heads=self.heads,
+            encoder_depth=self.depth,
+            decoder_depth=self.depth,
+            ff_mult=self.ff_mult,
+            dropout=self.dropout,
+            norm=self.norm,
+            max_len=self.max_len,
+            pool_dropout=True,
+        )
+
+    def rnn(self, attention: bool) -> RNNSeq2SeqConfig:
+        """An RNN baseline: ``RNNSeq2Seq(prof.translation.rnn(attention=True))`` is Bahdanau's model."""
+        return RNNSeq2SeqConfig(
+            vocab_size=self.vocab_size,
+            emb=self.rnn_emb,
+            hidden=self.rnn_hidden,
+            attention=attention,
+            dropout=self.dropout,
+            max_len=self.max_len,
+        )
 
 
-TRANSLATION_RUNS = {"smoke": TranslationRun(), "cpu": TranslationRun(), "gpu": TranslationRun()}
+# fmt: off
+TRANSLATION_RUNS = {
+    # smoke: tiny models, a few steps on 2,000 pairs; BLEU near 0 (seconds)
+    "smoke": TranslationRun(vocab_size=1000, max_len=64, train_pairs=2000, test_pairs=40, emb=32, heads=2, depth=1,
+                            ff_mult=2, dropout=0.1, norm="pre", max_tokens=1500, lr=2e-3, warmup_steps=5,
+                            label_smoothing=0.1, minutes=0.05, rnn_hidden=32, rnn_emb=32, rnn_minutes=0.03,
+                            rnn_lr=3e-3, beam_size=2, max_steps=12),
+    # cpu: 2 cores; benchmarks/translation.py trains these and saves checkpoints the chapter loads
+    "cpu": TranslationRun(vocab_size=8000, max_len=100, train_pairs=None, test_pairs=None, emb=256, heads=4, depth=3,
+                          ff_mult=4, dropout=0.1, norm="pre", max_tokens=4000, lr=1e-3, warmup_steps=100,
+                          label_smoothing=0.1, minutes=15.0, rnn_hidden=256, rnn_emb=256, rnn_minutes=4.0,
+                          rnn_lr=3e-3, beam_size=4),
+    # gpu: untested until run on a GPU; Vaswani-base-like width, more layers and a longer run
+    "gpu": TranslationRun(vocab_size=8000, max_len=128, train_pairs=None, test_pairs=None, emb=512, heads=8, depth=6,
+                          ff_mult=4, dropout=0.2, norm="pre", max_tokens=8000, lr=5e-4, warmup_steps=1000,
+                          label_smoothing=0.1, minutes=30.0, rnn_hidden=512, rnn_emb=256, rnn_minutes=10.0,
+                          rnn_lr=1e-3, beam_size=5),
+}
+# fmt: on

@@ -118,7 +118,8 @@ def gradient_map(encoder: nn.Module, t: int, *, outputs: list[int] | None = None
     random tokens (no padding, eval mode), row ``i`` holds, for each input position ``j``, the norm
     of the gradient of output ``outputs[i]`` (read along a random direction: a LayerNorm's outputs
     sum to zero) with respect to the embedding of token ``j``. Zero means no path from ``j`` to that
-    output. ``outputs``: positions (negative ones count from the end); None: all ``t``.
+    output. ``outputs``: positions (negative ones count from the end); None: all ``t``. Through many
+    layers a gradient can shrink below float32's range; measure a ``encoder.double()`` copy then.
     """
     embedding = encoder.token_embedding
     generator = torch.Generator().manual_seed(seed)
@@ -131,7 +132,7 @@ def gradient_map(encoder: nn.Module, t: int, *, outputs: list[int] | None = None
     finally:
         handle.remove()
     inputs = captured[0]  # (1, t, e): the token embeddings, before anything else is added
-    direction = torch.randn(out.size(-1), generator=generator)  # (e,)
+    direction = torch.randn(out.size(-1), generator=generator).to(out.dtype)  # (e,); float64 models too
     rows = []
     for position in range(t) if outputs is None else outputs:
         (grad,) = torch.autograd.grad(out[0, position] @ direction, inputs, retain_graph=True)  # (1, t, e)

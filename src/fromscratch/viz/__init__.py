@@ -2,14 +2,41 @@
 
 ``style`` holds the shared look (readable on light and dark book themes); each other submodule
 draws the figures of one part of the course and lists them in its ``__all__``: ``movies``
-(chapter 01), ``attention`` (chapters 02-04, 06, 07) and ``text`` (chapters 05-07: text, samples,
-widgets). Everything listed is also available as ``fromscratch.viz.<name>``.
+(chapter 01), ``attention`` (chapters 02-04, 06, 07), ``text`` (chapters 05-07: text, samples,
+widgets), ``diagrams`` (the architecture drawn by code, for the chapters and the slide decks),
+``sequence`` (chapter 08: step times, distances, reachability, learning curves against time) and
+``translation`` (chapter 09: BLEU by length, encoder-decoder bertviz).
+Everything listed is also available as ``fromscratch.viz.<name>``.
 """
 
-from fromscratch.viz import attention, movies, text
+from fromscratch.viz import (
+    attention,
+    diagrams,
+    going_big,  # chapter 12
+    modern,  # chapter 10
+    movies,
+    sequence,
+    text,
+    translation,
+)
 from fromscratch.viz.attention import *  # noqa: F403
+from fromscratch.viz.diagrams import *  # noqa: F403
+from fromscratch.viz.going_big import *  # noqa: F403  (chapter 12)
+from fromscratch.viz.modern import *  # noqa: F403
 from fromscratch.viz.movies import *  # noqa: F403
+from fromscratch.viz.sequence import *  # noqa: F403
 from fromscratch.viz.style import use_style
 from fromscratch.viz.text import *  # noqa: F403
+from fromscratch.viz.translation import *  # noqa: F403  (chapter 09)
 
-__all__ = ["use_style", *movies.__all__, *attention.__all__, *text.__all__]
+__all__ = [
+    "use_style",
+    *movies.__all__,
+    *attention.__all__,
+    *text.__all__,
+    *diagrams.__all__,
+    *going_big.__all__,
+    *sequence.__all__,
+    *translation.__all__,
+    *modern.__all__,
+]

@@ -1,0 +1,66 @@
+"""Chapter 10's figures: how tokenisers trade vocabulary for length, BPE pieces, sentence similarity."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import matplotlib.pyplot as plt
+import torch
+
+from fromscratch.viz.style import BOOK_WIDTH, HEATMAP_CMAP, PALETTE
+from fromscratch.viz.text import highlight_tokens
+
+__all__ = ["bpe_pieces", "similarity_heatmap", "tokeniser_tradeoff"]
+
+
+def tokeniser_tradeoff(rows: Sequence[tuple[str, int, float]], *, title: str | None = None):
+    """Tokens per text against vocabulary size, one point per tokeniser (both axes logarithmic).
+
+    rows: ``(name, vocabulary size, mean tokens per text)``. Returns the ``Axes``.
+    """
+    _, ax = plt.subplots(figsize=(BOOK_WIDTH, 3.6), layout="constrained")
+    for (name, vocab, length), colour in zip(rows, PALETTE, strict=False):
+        ax.scatter(vocab, length, s=70, color=colour, zorder=3)
+        ax.annotate(f" {name}\n {length:,.0f} tokens", (vocab, length), fontsize=9, va="center")
+    ax.set(xscale="log", yscale="log", xlabel="vocabulary size V", ylabel="mean tokens per review")
+    ax.set_title(title or "a larger vocabulary buys shorter sequences")
+    xs = [r[1] for r in rows]
+    ax.set_xlim(min(xs) / 2, max(xs) * 6)
+    ys = [r[2] for r in rows]
+    ax.set_ylim(min(ys) / 1.6, max(ys) * 1.6)
+    ax.grid(True, which="major", alpha=0.3)
+    return ax
+
+
+def bpe_pieces(tokens: Sequence[str], *, caption: str = ""):
+    """A text's BPE tokens, side by side with alternating shades (hover shows the token's index).
+
+    ``Ġ``-free: pass the tokens' own text (``BytePairEncoding.token_strings``); spaces show as ``·``.
+    """
+    shown = [t.replace(" ", "·").replace("\n", "⏎") for t in tokens]
+    scores = [1.0 if i % 2 == 0 else 0.45 for i in range(len(tokens))]
+    return highlight_tokens(shown, scores, caption=caption, signed=False)
+
+
+def similarity_heatmap(embeddings: torch.Tensor, labels: Sequence[str], *, title: str = "cosine similarity"):
+    """The cosine similarities of ``n`` normalised embeddings ``(n, e)`` as an ``(n, n)`` heatmap.
+
+    labels: one short text per row. Returns the ``Axes``.
+    """
+    e = torch.as_tensor(embeddings).detach().float().cpu()
+    sims = (e @ e.T).numpy()  # (n, n): cosines, since the rows have length 1
+    n = len(labels)
+    if sims.shape != (n, n):
+        raise ValueError(f"got {sims.shape[0]} embeddings for {n} labels; pass one label per embedding.")
+    size = min(BOOK_WIDTH, 2.5 + 0.42 * n)
+    _, ax = plt.subplots(figsize=(BOOK_WIDTH, size), layout="constrained")
+    image = ax.imshow(sims, cmap=HEATMAP_CMAP, vmin=min(0.0, float(sims.min())), vmax=1.0)
+    ax.set_xticks(range(n), [str(i + 1) for i in range(n)])
+    ax.set_yticks(range(n), [f"{label}  {i + 1}" for i, label in enumerate(labels)], fontsize=9)
+    for i in range(n):
+        for j in range(n):
+            colour = "black" if sims[i, j] > 0.6 else "white"
+            ax.text(j, i, f"{sims[i, j]:.2f}", ha="center", va="center", fontsize=7, color=colour)
+    ax.set_title(title)
+    ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
+    return ax

@@ -1,0 +1,74 @@
+"""Chapter 09's figures: BLEU against sentence length, alignments, and bertviz for encoder-decoders."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import matplotlib.pyplot as plt
+import torch
+
+from fromscratch.viz.style import BOOK_WIDTH, PALETTE
+
+__all__ = ["bleu_by_length_plot", "encoder_decoder_bertviz", "learning_curves_by_time"]
+
+
+def bleu_by_length_plot(rows: dict[str, list[tuple[str, int, float]]], *, title: str | None = None):
+    """One line per model: corpus BLEU of the test sentences in each source-length bin.
+
+    rows: ``{model name: [(bin label, sentences, BLEU), ...]}`` as
+    :func:`fromscratch.metrics.translation.bleu_by_length` returns (the same bins for every model).
+    The shape of Bahdanau et al. (2015), Figure 2. Returns the ``Axes``.
+    """
+    fig, ax = plt.subplots(figsize=(BOOK_WIDTH * 0.75, 3.4), layout="constrained")
+    labels = None
+    for n, (name, model_rows) in enumerate(rows.items()):
+        labels = [f"{label}\n({count})" for label, count, _ in model_rows]
+        ax.plot(range(len(model_rows)), [s for _, _, s in model_rows], marker="o", color=PALETTE[n % len(PALETTE)],
+                label=name)  # fmt: skip
+    if labels:
+        ax.set_xticks(range(len(labels)), labels)
+    ax.set(xlabel="source length in tokens (sentences)", ylabel="test BLEU", title=title or "BLEU by source length")
+    ax.set_ylim(bottom=0)
+    ax.legend()
+    return ax
+
+
+def learning_curves_by_time(curves: dict[str, tuple[Sequence[float], Sequence[float]]], *, smooth: int = 20):
+    """Training loss against minutes of training, one line per model: ``{name: (minutes, losses)}``."""
+    fig, ax = plt.subplots(figsize=(BOOK_WIDTH * 0.75, 3.2), layout="constrained")
+    for n, (name, (minutes, losses)) in enumerate(curves.items()):
+        losses = torch.tensor(list(losses), dtype=torch.float32)
+        k = max(1, min(smooth, len(losses) // 5 or 1))
+        smoothed = torch.nn.functional.avg_pool1d(losses[None, None], k, stride=1)[0, 0] if len(losses) >= k else losses
+        ax.plot(list(minutes)[k - 1 :], smoothed.tolist(), color=PALETTE[n % len(PALETTE)], label=name)
+    ax.set(xlabel="minutes of training", ylabel="training loss (nats/token)", title="learning curves")
+    ax.legend()
+    return ax
+
+
+def _first(layers, example: int) -> list[torch.Tensor]:
+    return [torch.as_tensor(w).detach().float().cpu()[example : example + 1] for w in layers]  # (1, h, tq, tk)
+
+
+def encoder_decoder_bertviz(weights: dict, src_tokens: Sequence[str], tgt_tokens: Sequence[str], *, example: int = 0,
+                            kind: str = "model"):  # fmt: skip
+    """An encoder-decoder's attention in bertviz: encoder self-, decoder self- and cross-attention.
+
+    weights: ``{"encoder": [...], "decoder": [...], "cross": [...]}`` with one ``(b, h, tq, tk)`` tensor
+    per layer (what ``EncoderDecoder(..., return_attention=True)`` returns); ``example`` picks the
+    sentence. ``kind``: ``"model"`` (every head of every layer) or ``"head"``. Returns an
+    ``IPython.display.HTML`` object (it fetches d3 and jQuery online).
+    """
+    from bertviz import head_view, model_view
+
+    view = {"model": model_view, "head": head_view}[kind]
+    options = {"display_mode": "light"} if kind == "model" else {}
+    return view(
+        encoder_attention=_first(weights["encoder"], example),
+        decoder_attention=_first(weights["decoder"], example),
+        cross_attention=_first(weights["cross"], example),
+        encoder_tokens=list(src_tokens),
+        decoder_tokens=list(tgt_tokens),
+        html_action="return",
+        **options,
+    )
