@@ -3,7 +3,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 SMOKE  := FROMSCRATCH_PROFILE=smoke
-LOCK   := requirements.lock
+LOCK   := $(wildcard requirements.lock)
 
 .PHONY: book slides test install lock clean
 
@@ -31,12 +31,17 @@ install: $(STAMP)
 
 # torch first, as the wheel 2.13.0, unless a torch is already there (e.g. Colab's); a bare `torch`
 # requirement on a fresh machine would pull whatever is newest. Then the pinned, hash-checked lock file
-# (everything but torch), then the course package itself without touching those pins.
+# (everything but torch) and the course package itself without touching those pins; without a lock
+# file, the loose requirements.
 $(STAMP): $(LOCK) requirements.txt pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install torch==2.13.0
+ifneq ($(LOCK),)
 	$(PY) -m pip install -r $(LOCK)
 	$(PY) -m pip install --no-deps --no-build-isolation -e .
+else
+	$(PY) -m pip install -r requirements.txt -e .
+endif
 	touch $(STAMP)
 
 # Refresh the lock file from requirements.txt and pyproject.toml's dependencies (needs the package
@@ -44,7 +49,7 @@ $(STAMP): $(LOCK) requirements.txt pyproject.toml
 lock:
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -c "import packaging" 2>/dev/null || $(PY) -m pip install packaging
-	$(PY) tools/lock.py --output $(LOCK)
+	$(PY) tools/lock.py --output requirements.lock
 
 clean:
 	rm -rf _build .pytest_cache

@@ -1,19 +1,21 @@
 """``make lock``: pin what ``make install`` installs, with hashes, into ``requirements.lock``.
 
-The loose inputs are ``requirements.txt`` and the dependencies of ``pyproject.toml``. pip's own resolver
-(``pip install --dry-run --ignore-installed --report``) resolves them as a fresh install would; every
-package it picks is pinned, and the sha256 of every file of that release (wheels for all platforms and
-the sdist) comes from the package index's simple API (PEP 691 JSON or PEP 503 links), nothing
-downloaded, so that ``pip install -r requirements.lock`` installs exactly what CI tested on any
-platform and checks each download. Resolving needs the index (the network, or a local mirror).
+The loose inputs are ``requirements.txt`` and the dependencies of ``pyproject.toml``; pip's own resolver
+(``pip install --dry-run --report``) resolves them; every package needed is pinned, and the sha256 of
+every file of its release (wheels for all platforms and the sdist) comes from the package index's
+simple API (PEP 691 JSON or PEP 503 links), nothing downloaded, so that ``pip install -r
+requirements.lock`` installs exactly what CI tested on any platform and checks each download.
+Resolving needs the index (the network, or a local mirror).
 
 torch is left out, with the packages that only torch needs (sympy, networkx, its CUDA libraries, …):
 the Makefile installs torch first (2.13.0, or keeps the one already there, e.g. Colab's), and pip then
 finds the lock's requirement on torch already satisfied. The installed torch is pinned while resolving,
 so that resolving does not fetch another torch (gigabytes).
 
-By default the packages already installed in the running environment keep their versions, so that
-refreshing the lock after adding a requirement only adds what is new; ``--upgrade`` resolves afresh.
+By default the lock pins the running environment (``make install``'s, the one CI tests) plus what pip
+would add to it for a new requirement (``pip install --dry-run``), so that refreshing the lock after
+adding a requirement only adds what is new; ``--upgrade`` resolves everything afresh (slow: pip
+fetches every package's metadata).
 
     python tools/lock.py                      # write requirements.lock
     python tools/lock.py --upgrade            # the newest releases of everything
@@ -72,25 +74,38 @@ def blocks(text: str) -> tuple[list[str], list[tuple[str, list[str]]]]:
 
 
 def needed(report: dict, roots: list[Requirement], left_out: set[str]) -> dict[str, tuple[str, set[str]]]:
-    """{package: (version, the packages that need it)} for what ``roots`` need of pip's install report,
-    without ``left_out`` and what only they need (the walk does not go through them)."""
+    """{package: (version, the packages that need it)} for what ``roots`` need of pip's install report, with
+    the extras they ask for (``jsonschema[format-nongpl]``), without ``left_out`` and what only they need
+    (the walk does not go through them)."""
     env = default_environment()
     picked = {canonical(item["metadata"]["name"]): item["metadata"] for item in report["install"]}
-    deps = {}
-    for name, meta in picked.items():
-        reqs = [Requirement(r) for r in meta.get("requires_dist") or []]
-        deps[name] = {canonical(r.name) for r in reqs if not r.marker or r.marker.evaluate({**env, "extra": ""})}
+    requires = {name: [Requirement(r) for r in meta.get("requires_dist") or []] for name, meta in picked.items()}
     via: dict[str, set[str]] = {}
-    todo = [(canonical(r.name), "requirements") for r in roots if not r.marker or r.marker.evaluate()]
+    expanded: dict[str, set[str]] = {}  # the extras of each package whose requirements were followed
+    todo = [(canonical(r.name), set(r.extras), "requirements") for r in roots if not r.marker or r.marker.evaluate()]
     while todo:
-        name, parent = todo.pop()
+        name, extras, parent = todo.pop()
         if name in left_out or name not in picked:
             continue
-        first = name not in via
         via.setdefault(name, set()).add(parent)
-        if first:
-            todo += [(dep, name) for dep in deps[name]]
+        new = ({""} | extras) - expanded.get(name, set())
+        expanded[name] = expanded.get(name, set()) | new
+        for req in requires[name]:
+            if any(not req.marker or req.marker.evaluate({**env, "extra": extra}) for extra in new):
+                todo.append((canonical(req.name), set(req.extras), name))
     return {name: (picked[name]["version"], parents) for name, parents in sorted(via.items())}
+
+
+def known_hashes(lock_file: Path) -> dict[tuple[str, str], list[str]]:
+    """{(package, version): hashes} of an existing lock file, reused when a pin does not change."""
+    if not lock_file.exists():
+        return {}
+    _, found = blocks(lock_file.read_text())
+    known = {}
+    for name, lines in found:
+        version = re.match(r"^[^=]+==([^\s;]+)", lines[0]).group(1)
+        known[(name, version)] = re.findall(r"--hash=sha256:([0-9a-f]{64})", "\n".join(lines))
+    return known
 
 
 def release_hashes(name: str, version: str, index_url: str) -> list[str]:
@@ -136,16 +151,6 @@ def render(pins: dict[str, tuple[str, set[str]]], hashes: dict[str, list[str]]) 
     return "\n".join(lines) + "\n"
 
 
-def installed_pins() -> list[str]:
-    """``name==version`` for every distribution of the running environment (but the package itself)."""
-    pins = {}
-    for dist in metadata.distributions():
-        name = canonical(dist.metadata["Name"] or "")
-        if name and name != "fromscratch" and not name.startswith(("nvidia-", "triton")):
-            pins[name] = f"{name}=={dist.version}"
-    return sorted(pins.values())
-
-
 def torch_pin() -> list[str]:
     """The installed torch as a constraint (e.g. ``torch==2.13.0+cpu``); empty when torch is not installed."""
     try:
@@ -154,15 +159,27 @@ def torch_pin() -> list[str]:
         return []
 
 
-def resolve(upgrade: bool) -> dict:
-    """pip's install report for a fresh install of the inputs (and the package), as ``--dry-run`` finds it."""
+def pip_report(*, fresh: bool) -> dict:
+    """pip's install report for the inputs as ``pip install --dry-run`` finds it: with ``fresh``, for an empty
+    environment (slow: every package's metadata is fetched), else only what the running one lacks."""
     with tempfile.TemporaryDirectory() as tmp:
         constraints, report = Path(tmp) / "constraints.txt", Path(tmp) / "report.json"
-        constraints.write_text("\n".join(torch_pin() if upgrade else installed_pins() + torch_pin()) + "\n")
-        command = [sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet"]
-        command += ["--report", str(report), "-c", str(constraints), "-r", str(ROOT / "requirements.txt"), str(ROOT)]
-        subprocess.run(command, check=True, cwd=ROOT)
+        constraints.write_text("\n".join(torch_pin()) + "\n")
+        command = [sys.executable, "-m", "pip", "install", "--dry-run", "--quiet", "--report", str(report)]
+        command += ["-c", str(constraints), "-r", str(ROOT / "requirements.txt"), str(ROOT)]
+        subprocess.run(command + (["--ignore-installed"] if fresh else []), check=True, cwd=ROOT)
         return json.loads(report.read_text())
+
+
+def environment_report(missing: dict) -> dict:
+    """An install report of the running environment (what CI tests) plus ``missing``, pip's report of the
+    packages it lacks: the lock then pins exactly the versions in use."""
+    items = [
+        {"metadata": {"name": d.metadata["Name"], "version": d.version, "requires_dist": d.requires or []}}
+        for d in metadata.distributions()
+        if d.metadata["Name"]
+    ]
+    return {"install": items + missing.get("install", [])}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -171,13 +188,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", type=Path, default=ROOT / "requirements.lock")
     parser.add_argument("--upgrade", action="store_true", help="resolve afresh instead of keeping installed versions")
     parser.add_argument("--index-url", default=os.environ.get("PIP_INDEX_URL", "https://pypi.org/simple"))
-    parser.add_argument("--report", type=Path, help="use this pip install report instead of resolving")
+    parser.add_argument("--missing", type=Path, help="pip's report of what the environment lacks (saves a run)")
     args = parser.parse_args(argv)
-    report = json.loads(args.report.read_text()) if args.report else resolve(args.upgrade)
+    if args.upgrade:
+        report = pip_report(fresh=True)
+    else:
+        missing = json.loads(args.missing.read_text()) if args.missing else pip_report(fresh=False)
+        report = environment_report(missing)
     pins = needed(report, inputs(), LEFT_OUT)
-    hashes = {}
+    hashes, known = {}, known_hashes(args.output)
     for name, (version, _) in pins.items():
-        hashes[name] = release_hashes(name, version, args.index_url)
+        hashes[name] = known.get((name, version)) or release_hashes(name, version, args.index_url)
         if not hashes[name]:
             raise SystemExit(f"the index {args.index_url} lists no files with hashes for {name}=={version}")
     args.output.write_text(render(pins, hashes))

@@ -159,7 +159,7 @@ def barrier() -> None:
         dist.barrier()
 
 
-def launch(args: list[str], *, processes: int = 2, timeout_s: float = 300.0) -> str:
+def launch(args: list[str], *, processes: int = 2, timeout_s: float = 900.0) -> str:
     """Run ``torchrun --nproc_per_node processes ARGS`` on this machine (127.0.0.1, a free port); its output.
 
     E.g. ``launch(["-m", "fromscratch.distributed"])`` runs :func:`demo` in 2 processes, one CPU

@@ -94,7 +94,7 @@ def load_state(
     ours = model.state_dict()
     tied = {"to_logits.weight", "mlm.to_logits.weight"} & set(ours)  # the same tensor as the token embedding
     converted: dict[str, torch.Tensor] = {}
-    used, shapes = set(), []
+    used, shapes, misshapen = set(), [], set()
     for our_keys, their_key in table:
         if their_key not in theirs:
             continue
@@ -108,13 +108,11 @@ def load_state(
             continue  # ours has no such key: reported as unexpected below
         if tensor.shape[0] != sum(s[0] for s in expected) or any(tuple(tensor.shape[1:]) != s[1:] for s in expected):
             shapes.append(f"{their_key} {tuple(theirs[their_key].shape)} -> {', '.join(names)} {expected}")
+            misshapen.update(names)  # reported as wrongly shaped, not again as missing
             continue
         for name, part in zip(names, tensor.split([s[0] for s in expected]), strict=True):
             converted[name] = part
-    table_ours = {n for o, _ in table for n in ((o,) if isinstance(o, str) else (o or ()))}
-    missing = sorted(
-        set(ours) - set(converted) - tied - {n for n in table_ours if n not in ours} - _shape_owners(shapes)
-    )
+    missing = sorted(set(ours) - set(converted) - tied - misshapen)
     unexpected = sorted(k for k in theirs if k not in used and not re.match(ignored, k))
     unexpected += sorted(f"{t} (ours has no {o})" for o, t in table if t in theirs and _absent(o, ours))
     if missing or unexpected or shapes:
@@ -131,11 +129,6 @@ def load_state(
 def _absent(our_keys, ours: Mapping) -> bool:
     names = (our_keys,) if isinstance(our_keys, str) else tuple(our_keys or ())
     return any(n not in ours for n in names)
-
-
-def _shape_owners(shapes: list[str]) -> set[str]:
-    """Our keys already reported under "wrong shape" (not listed again as missing)."""
-    return {name.strip() for line in shapes for name in line.split(" -> ")[1].rsplit(" [", 1)[0].split(",")}
 
 
 # --- from Hugging Face's classes -----------------------------------------------------------------
