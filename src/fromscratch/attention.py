@@ -28,6 +28,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from fromscratch.cache import KVCache
 from fromscratch.masks import causal_mask, check_attn_mask, check_mask, check_padding_mask, padding_mask
 
 __all__ = [
@@ -113,33 +114,6 @@ class ChunkedLinear(nn.Module):
     def forward(self, x: Tensor) -> Tensor:
         chunks = x.unflatten(-1, (self.heads, -1))  # (..., h, s)
         return torch.einsum("...hi,hoi->...ho", chunks, self.weight).flatten(-2)  # (..., e)
-
-
-class KVCache:
-    """The keys and values one causal attention layer has computed so far (chapter 11's KV cache).
-
-    Pass one empty ``KVCache()`` per layer as ``cache=``: each call appends the new positions' keys
-    and values ``(b, h, t, d)`` and attends over all stored (``len(cache)`` positions). An explicit
-    object owned by the caller, never state kept on the module.
-    """
-
-    def __init__(self) -> None:
-        self.keys: Tensor | None = None  # (b, h, t_past, d)
-        self.values: Tensor | None = None  # (b, h, t_past, d)
-
-    def __len__(self) -> int:
-        return 0 if self.keys is None else self.keys.size(2)
-
-    def append(self, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
-        """Store ``k``, ``v`` ``(b, h, t, d)`` after the cached ones; return all ``(b, h, t_past + t, d)``."""
-        if self.keys is not None and (k.shape[:2] != self.keys.shape[:2] or k.size(-1) != self.keys.size(-1)):
-            raise ValueError(
-                f"This cache holds keys of shape (b, h, t, d) = {tuple(self.keys.shape)}, the new ones are "
-                f"{tuple(k.shape)}; use one fresh KVCache per layer and per batch of sequences."
-            )
-        self.keys = k if self.keys is None else torch.cat([self.keys, k], dim=2)  # (b, h, t_past + t, d)
-        self.values = v if self.values is None else torch.cat([self.values, v], dim=2)  # (b, h, t_past + t, d)
-        return self.keys, self.values
 
 
 class SelfAttention(nn.Module):

@@ -24,14 +24,20 @@ Shape legend: ``b`` batch, ``t`` length, ``e`` embedding, ``h`` heads, ``V`` voc
 from __future__ import annotations
 
 import functools
-import math
 
 import torch
 import torch.utils.checkpoint
 from torch import Tensor, nn
 
 from fromscratch.attention import KVCache, SelfAttention
-from fromscratch.positions import ALiBi, RotaryEmbedding
+from fromscratch.positions import (
+    ALiBi,
+    PositionEmbedding,
+    PositionEncoding,
+    RotaryEmbedding,
+    check_length,
+    sinusoidal_encoding,
+)
 
 NORMS = ("post", "pre")
 POSITIONS = ("embedding", "encoding", "rope", "alibi", None)  # rope, alibi: inside attention (chapter 11)
@@ -122,75 +128,6 @@ class TransformerBlock(nn.Module):
             x = x + self.dropout(attended)  # (b, t, e)
             x = x + self.dropout(self.ff(self.norm2(x)))
         return (x, weights) if return_attention else x
-
-
-# --- positions -------------------------------------------------------------------------------------
-def check_length(t: int, max_len: int) -> None:
-    """Raise a ValueError saying the limit when a sequence of ``t`` positions exceeds ``max_len``."""
-    if t > max_len:
-        raise ValueError(
-            f"The sequence has {t} positions but the model knows only max_len={max_len}. "
-            f"Truncate the input to {max_len} tokens, or build the model with max_len >= {t}."
-        )
-
-
-def sinusoidal_encoding(max_len: int, emb: int) -> Tensor:
-    """The fixed position vectors of Vaswani et al. (2017): a ``(max_len, e)`` tensor with
-
-    ``P[p, 2i] = sin(p / 10000^(2i/e))`` and ``P[p, 2i+1] = cos(p / 10000^(2i/e))``.
-    Each pair of dimensions is a clock turning at its own speed, from one turn every 2π positions
-    (``i = 0``) down to one turn every 2π·10000^((e-2)/e) positions (the last pair, ``2i = e - 2``;
-    just under 2π·10000 for large ``e``).
-    """
-    position = torch.arange(max_len, dtype=torch.float32)[:, None]  # (max_len, 1)
-    rate = torch.exp(-math.log(10_000.0) * torch.arange(0, emb, 2, dtype=torch.float32) / emb)  # (ceil(e/2),)
-    angle = position * rate  # (max_len, ceil(e/2))
-    table = torch.zeros(max_len, emb)
-    table[:, 0::2] = torch.sin(angle)
-    table[:, 1::2] = torch.cos(angle[:, : emb // 2])
-    return table  # (max_len, e)
-
-
-class PositionEmbedding(nn.Module):
-    """Learned position vectors (the blog's choice): one trained ``e``-vector per position.
-
-    ``forward(x)`` adds the vectors of positions ``0..t-1`` to ``x (b, t, e)``. Positions never seen
-    in training stay at their random initial value, and ``t > max_len`` is an error.
-    """
-
-    def __init__(self, max_len: int, emb: int) -> None:
-        super().__init__()
-        self.max_len = max_len
-        self.embedding = nn.Embedding(max_len, emb)
-
-    def positions(self, t: int) -> Tensor:
-        """The vectors of positions ``0..t-1``: ``(t, e)``."""
-        check_length(t, self.max_len)
-        return self.embedding.weight[:t]  # (t, e)
-
-    def forward(self, x: Tensor) -> Tensor:
-        return x + self.positions(x.size(1))  # (b, t, e) + (t, e) broadcasts over b
-
-
-class PositionEncoding(nn.Module):
-    """Fixed sinusoidal position vectors (:func:`sinusoidal_encoding`); nothing to learn.
-
-    ``forward(x)`` adds the vectors of positions ``0..t-1`` to ``x (b, t, e)``; ``t > max_len`` is
-    an error (the formula itself would extend to any length).
-    """
-
-    def __init__(self, max_len: int, emb: int) -> None:
-        super().__init__()
-        self.max_len = max_len
-        self.register_buffer("encoding", sinusoidal_encoding(max_len, emb), persistent=False)  # (max_len, e)
-
-    def positions(self, t: int) -> Tensor:
-        """The vectors of positions ``0..t-1``: ``(t, e)``."""
-        check_length(t, self.max_len)
-        return self.encoding[:t]  # (t, e)
-
-    def forward(self, x: Tensor) -> Tensor:
-        return x + self.positions(x.size(1))  # (b, t, e)
 
 
 # --- a whole stack ---------------------------------------------------------------------------------
