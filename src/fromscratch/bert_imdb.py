@@ -27,6 +27,7 @@ from fromscratch.data.text import Vocab, tokenize
 from fromscratch.losses import classification_loss, masked_lm_loss
 from fromscratch.metrics import predict_labels
 from fromscratch.models.bert import BertForClassification, BertForPretraining
+from fromscratch.models.pool_dropout import use_pool_dropout
 from fromscratch.train import History, TrainConfig, train
 from fromscratch.utils import evaluating
 
@@ -53,7 +54,7 @@ def pretraining_checkpoint(run):
 
 def finetuning_checkpoint(run):
     """Where :func:`finetune` keeps its checkpoint for these sizes."""
-    return checkpoint_path(f"10_bert_imdb_{run.tag}-f{run.finetune_epochs:g}-b{run.finetune_batch}.pt")
+    return checkpoint_path(f"10_bert_imdb_{run.tag}-{run.finetune_tag}.pt")
 
 
 def pretraining_batches(run, data: BertData, *, seed: int = 0) -> MaskedBatches:
@@ -81,7 +82,7 @@ def pretrain(
     is loaded instead of training again.
     """
     torch.manual_seed(seed)
-    model = BertForPretraining(run.bert, vocab_size=len(data.vocab) + 1)
+    model = use_pool_dropout(BertForPretraining(run.bert, vocab_size=len(data.vocab) + 1))  # cheaper masks on a CPU
     config = TrainConfig(
         steps=run.pretrain_steps,
         lr=run.pretrain_lr,
@@ -112,7 +113,7 @@ def finetune(
     torch.manual_seed(seed)
     fresh = BertForPretraining(run.bert, vocab_size=len(data.vocab) + 1)
     encoder = pretrained.encoder if pretrained is not None else fresh.encoder
-    model = BertForClassification(encoder, 2, dropout=run.dropout)
+    model = use_pool_dropout(BertForClassification(encoder, 2, dropout=run.dropout, pooling=run.pooling))
     batches = ReviewBatches(data.train, run.finetune_batch, cls=True, generator=torch.Generator().manual_seed(seed))
     config = TrainConfig(
         epochs=run.finetune_epochs,
