@@ -13,6 +13,10 @@ the configuration, where chapter 09 finds and loads them instead of training aga
     export FROMSCRATCH_MIRROR=../shared/data FROMSCRATCH_DATA=_build/data-cache
     flock /tmp/heavy.lock python benchmarks/translation.py --rnn      # cpu profile, about 20 minutes
     python benchmarks/translation.py --profile smoke --rnn           # seconds, to check it runs
+
+To try other settings, ``--minutes``, ``--lr``, ``--rnn-minutes``, ``--rnn-lr`` and
+``--rnn-max-tokens`` override the profile's (nothing is saved then), and ``--val`` scores on the
+validation split, so that choosing settings does not look at the test set.
 """
 
 from __future__ import annotations
@@ -32,16 +36,16 @@ from fromscratch.seq2seq import checkpoint_name, evaluate, prepare, train_for_mi
 from fromscratch.utils import count_parameters
 
 
-def run_one(name, kind, model, data, run, *, minutes, lr, device, beams, save):
-    print(f"\n## {name}: {count_parameters(model):,} parameters, {minutes:g} min of training, peak lr {lr}")
-    info = train_for_minutes(model, data, run, minutes=minutes, lr=lr, device=device)
+def run_one(name, kind, model, data, run, *, schedule, device, beams, save):
+    print(f"\n## {name}: {count_parameters(model):,} parameters; {schedule}")
+    info = train_for_minutes(model, data, run, **schedule, device=device)
     print(
-        f"{info['steps']} steps at {info['seconds_per_step']:.2f} s/step (measured first), "
+        f"{info['steps']} steps at {info['seconds_per_step']:.2f} s/step, "
         f"trained in {info['minutes']:.2f} min; final loss {info['history'].last('loss'):.3f}; "
         f"load average now {os.getloadavg()}"
     )
     if save:
-        path = checkpoint_path(checkpoint_name(kind, model.config, minutes, lr, run))
+        path = checkpoint_path(checkpoint_name(kind, model.config, run, **schedule))
         record = {k: info[k] for k in ("steps", "minutes", "seconds_per_step")}
         record["loss"] = info["history"].series("loss")
         save_checkpoint(path, {"model": model.state_dict(), "info": record})
@@ -51,9 +55,14 @@ def run_one(name, kind, model, data, run, *, minutes, lr, device, beams, save):
         start = time.perf_counter()
         score, _ = evaluate(model, data, beam_size=beam)
         scores[beam] = score
-        print(f"{name}, {'greedy' if beam == 1 else f'beam {beam}'}: test BLEU {score} "
+        print(f"{name}, {'greedy' if beam == 1 else f'beam {beam}'}: {data.split} BLEU {score} "
               f"({time.perf_counter() - start:.0f} s to translate)")  # fmt: skip
     return info, scores
+
+
+def overridden(schedule: dict, **changes) -> dict:
+    """``schedule`` with the command line's overrides (those that are not None)."""
+    return {**schedule, **{k: v for k, v in changes.items() if v is not None}}
 
 
 def main() -> None:
@@ -63,6 +72,10 @@ def main() -> None:
     parser.add_argument("--only-rnn", action="store_true", help="train only the two RNN baselines")
     parser.add_argument("--minutes", type=float, default=None, help="override the transformer's training time")
     parser.add_argument("--lr", type=float, default=None, help="override the transformer's peak learning rate")
+    parser.add_argument("--rnn-minutes", type=float, default=None, help="override the RNNs' training time")
+    parser.add_argument("--rnn-lr", type=float, default=None, help="override the RNNs' peak learning rate")
+    parser.add_argument("--rnn-max-tokens", type=int, default=None, help="override the RNNs' tokens per batch")
+    parser.add_argument("--val", action="store_true", help="score on the validation split (to choose settings)")
     parser.add_argument("--no-save", action="store_true", help="do not save checkpoints")
     args = parser.parse_args()
 
@@ -75,27 +88,31 @@ def main() -> None:
           f"torch {torch.__version__}, {torch.get_num_threads()} threads, device {device}")  # fmt: skip
     print(f"profile {prof.name}: {run}")
     data = prepare(run)
-    print(f"{len(data.train):,} training pairs, {len(data.test):,} test pairs, vocabulary {run.vocab_size:,}")
-    save = not args.no_save and args.minutes is None and args.lr is None
+    if args.val:
+        data = dataclasses.replace(data, test=data.raw.val, split="val")
+    print(f"{len(data.train):,} training pairs, {len(data.test):,} {data.split} pairs, vocabulary {run.vocab_size:,}")
 
     if args.rnn or args.only_rnn:
         for attention, name in ((False, "GRU bottleneck"), (True, "GRU + Bahdanau attention")):
             seed_everything(0)
             model = RNNSeq2Seq(run.rnn(attention))
-            run_one(name, "rnn_attention" if attention else "rnn", model, data, run, minutes=run.rnn_minutes,
-                    lr=run.rnn_lr, device=device, beams=(1,), save=save)  # fmt: skip
+            kind = "rnn_attention" if attention else "rnn"
+            changes = dict(minutes=args.rnn_minutes, lr=args.rnn_lr, max_tokens=args.rnn_max_tokens)
+            schedule = overridden(run.schedule(kind), **changes)
+            save = not args.no_save and schedule == run.schedule(kind)
+            run_one(name, kind, model, data, run, schedule=schedule, device=device, beams=(1,), save=save)
     if args.only_rnn:
         return
     seed_everything(0)
     model = EncoderDecoder(run.model)
-    minutes = args.minutes if args.minutes is not None else run.minutes
-    lr = args.lr if args.lr is not None else run.lr
-    info, scores = run_one("transformer", "transformer", model, data, run, minutes=minutes, lr=lr, device=device,
+    schedule = overridden(run.schedule("transformer"), minutes=args.minutes, lr=args.lr)
+    save = not args.no_save and schedule == run.schedule("transformer")
+    info, scores = run_one("transformer", "transformer", model, data, run, schedule=schedule, device=device,
                            beams=(1, run.beam_size), save=save)  # fmt: skip
     beam = max(scores, key=lambda k: scores[k].score)
     how = "greedy" if beam == 1 else f"beam {beam}"
     print(f"config: {dataclasses.asdict(model.config)}")
-    print(f"test BLEU {scores[beam].score:.1f} ({scores[beam].signature}) after {info['minutes']:.1f} min of "
+    print(f"{data.split} BLEU {scores[beam].score:.1f} ({scores[beam].signature}) after {info['minutes']:.1f} min of "
           f"training ({how}, {args.profile} profile; load average at the end {os.getloadavg()})")  # fmt: skip
 
 

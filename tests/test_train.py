@@ -10,6 +10,7 @@ from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
 from fromscratch.data.registry import cache_dir
+from fromscratch.schedule import Schedule
 from fromscratch.train import History, TrainConfig, checkpoint_path, load_checkpoint, lr_factor, train
 
 
@@ -54,6 +55,36 @@ def test_schedule_warms_up_then_decays_to_zero():
     assert factors[4] == 1.0 and factors[-1] == pytest.approx(1 / 6)
     assert all(a >= b for a, b in pairwise(factors[3:]))
     assert lr_factor(10, 4, 10) == 0.0
+
+
+def test_schedule_by_steps_equals_lr_factor():
+    schedule = Schedule(warmup_steps=4, total_steps=10, seconds=None)
+    assert [schedule(s) for s in range(11)] == pytest.approx([lr_factor(s, 4, 10) for s in range(11)])
+
+
+def test_schedule_by_time_decays_with_the_seconds_spent():
+    schedule = Schedule(warmup_steps=2, total_steps=None, seconds=10.0)
+    assert [schedule(0), schedule(1)] == [0.5, 1.0]
+    schedule.elapsed = 2.0  # the warm-up took 2 s: the decay spans the 8 s left
+    assert schedule(2) == 1.0
+    schedule.elapsed = 6.0
+    assert schedule(7) == pytest.approx(0.5) and not schedule.finished(7)
+    schedule.elapsed = 10.0
+    assert schedule(9) == 0.0 and schedule.finished(9)
+    both = Schedule(warmup_steps=0, total_steps=4, seconds=100.0)  # whichever end comes first
+    assert both(2) == 0.5 and both.finished(4)
+    with pytest.raises(ValueError, match="needs an end"):
+        Schedule(warmup_steps=0, total_steps=None, seconds=None)
+
+
+def test_a_time_budget_ends_the_run_with_the_learning_rate_at_zero():
+    loader = DataLoader(make_problem(), batch_size=32, shuffle=True)
+    history = train(make_model(), loader, mse, TrainConfig(minutes=0.01, lr=1e-2, warmup_steps=3, progress=False))
+    steps, lrs = history.series("lr")
+    assert len(steps) > 5  # 0.6 s of steps that each take about a millisecond
+    assert lrs[3] > lrs[-1] and lrs[-1] < 0.2 * 1e-2
+    capped = train(make_model(), loader, mse, TrainConfig(minutes=5, steps=7, lr=1e-2, progress=False))
+    assert len(capped.series("loss")[0]) == 7
 
 
 def test_accumulation_equals_one_big_batch():
@@ -121,6 +152,8 @@ def test_clear_errors():
         train(make_model(), [], mse, TrainConfig(progress=False))
     with pytest.raises(ValueError, match="endless stream"):
         train(make_model(), lambda: iter([]), mse, TrainConfig(epochs=1, progress=False))
+    with pytest.raises(ValueError, match="positive time budget"):
+        train(make_model(), [], mse, TrainConfig(minutes=0, progress=False))
 
 
 def test_history_plot_draws_each_metric():

@@ -226,7 +226,9 @@ class SelfAttention(nn.Module):
         Chapter 11's hooks, all keyword-only and off by default:
 
         - ``cache``: a :class:`KVCache`; ``x`` holds only the *new* positions, which attend to the
-          cached ones and themselves (masks then cover ``tk = len(cache) + t`` keys);
+          cached ones and themselves (masks then cover ``tk = len(cache) + t`` keys). With ``context``
+          (chapter 09's decoding), an empty cache stores the context's keys and values and a filled
+          one supplies them, so the encoder's output is projected once per sentence, not per step;
         - ``rotary``: a :class:`~fromscratch.positions.RotaryEmbedding`, applied to queries and keys
           at their absolute positions (``len(cache)`` onwards);
         - ``bias``: a float tensor broadcastable to ``(b, h, t, tk)`` added to the scores (ALiBi).
@@ -244,21 +246,22 @@ class SelfAttention(nn.Module):
                 )
             if self.causal:
                 raise ValueError("a causal SelfAttention cannot cross-attend; build it with causal=False.")
-        if cache is not None and context is not None:
-            raise ValueError("cache= is for self-attention; a cross-attention's keys come from the context.")
         tk = source.size(1)
-        past = 0 if cache is None else len(cache)  # positions already in the KV cache
+        past = 0 if cache is None or context is not None else len(cache)  # positions already in the KV cache
         only_causal = self.causal and padding_mask is None and attn_mask is None and past == 0 and bias is None
         mask = self._mask(padding_mask, attn_mask, b, t, x.device, tk=tk + past)  # (b|1, h|1, t, tk) or None
 
         q = self.to_queries(x).view(b, t, h, d).transpose(1, 2)  # (b, h, t, d)
-        k = self.to_keys(source).view(b, tk, h, d).transpose(1, 2)  # (b, h, tk, d)
-        v = self.to_values(source).view(b, tk, h, d).transpose(1, 2)  # (b, h, tk, d)
-        if rotary is not None:
-            q, k = rotary(q, offset=past), rotary(k, offset=past)  # (b, h, t, d), (b, h, tk, d)
-        if cache is not None:
-            k, v = cache.append(k, v)  # (b, h, past + t, d): the whole prefix
-            tk = k.size(2)
+        if context is not None and cache is not None and len(cache):
+            k, v = cache.keys, cache.values  # the context's (b, h, tk, d), projected on the first step
+        else:
+            k = self.to_keys(source).view(b, tk, h, d).transpose(1, 2)  # (b, h, tk, d)
+            v = self.to_values(source).view(b, tk, h, d).transpose(1, 2)  # (b, h, tk, d)
+            if rotary is not None:
+                q, k = rotary(q, offset=past), rotary(k, offset=past)  # (b, h, t, d), (b, h, tk, d)
+            if cache is not None:
+                k, v = cache.append(k, v)  # (b, h, past + t, d): the whole prefix (or the context)
+        tk = k.size(2)
 
         if return_attention:
             out, weights = scaled_dot_product_attention(q, k, v, mask, bias=bias)  # (b, h, t, d), (b, h, t, tk)

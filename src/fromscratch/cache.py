@@ -4,6 +4,8 @@ Generating one token at a time, a causal model would recompute the keys and valu
 prefix at every step; they never change, so each attention layer stores them once and appends the
 new position's. :class:`KVCache` is that store, one per layer, owned by the caller
 (``model.new_cache()``) and passed to :class:`~fromscratch.attention.SelfAttention` as ``cache=``.
+A cross-attention layer (chapter 09) takes one too: its keys and values come from the encoder's
+output, the same at every step, so they are computed on the first step and reused.
 """
 
 from __future__ import annotations
@@ -37,3 +39,9 @@ class KVCache:
         self.keys = k if self.keys is None else torch.cat([self.keys, k], dim=2)  # (b, h, t_past + t, d)
         self.values = v if self.values is None else torch.cat([self.values, v], dim=2)  # (b, h, t_past + t, d)
         return self.keys, self.values
+
+    def select(self, rows: Tensor) -> None:
+        """Keep the sequences ``rows`` ``(b',)`` (in that order, repeats allowed): beam search calls
+        this when it reorders its hypotheses, so each row's cache follows its hypothesis."""
+        if self.keys is not None and self.values is not None:
+            self.keys, self.values = self.keys.index_select(0, rows), self.values.index_select(0, rows)

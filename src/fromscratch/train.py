@@ -1,7 +1,8 @@
 """The one training loop of the course (chapters 01, 06, 07 and later).
 
 ``train(model, batches, loss_fn, config, device=...)`` runs AdamW with a linear warm-up and a linear
-decay to zero, with mixed precision where it helps (``TrainConfig.precision``, see
+decay to zero at the end of the run (a number of steps or epochs, or a time budget in minutes: see
+:mod:`fromscratch.schedule`), with mixed precision where it helps (``TrainConfig.precision``, see
 :mod:`fromscratch.precision`), gradient clipping and accumulation, a ``tqdm`` progress bar showing
 the live loss, periodic evaluation, and atomic checkpoints.
 
@@ -27,19 +28,21 @@ from __future__ import annotations
 
 import contextlib
 import math
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 from torch import nn
 from tqdm.auto import tqdm
 
 from fromscratch import distributed
 from fromscratch.checkpoints import checkpoint_path, load_checkpoint, rng_state, save_checkpoint, set_rng_state
+from fromscratch.history import History
 from fromscratch.precision import autocast_dtype
+from fromscratch.schedule import Schedule, lr_factor
 from fromscratch.utils import evaluating
 
 Batch = Any
@@ -47,10 +50,12 @@ Batch = Any
 
 @dataclass
 class TrainConfig:
-    """How long and how to train; ``steps`` (optimiser steps) or ``epochs`` (passes over the data)."""
+    """How long and how to train: ``steps`` (optimiser steps), ``epochs`` (passes over the data) or
+    ``minutes`` (a time budget; with steps or epochs too, the run ends at whichever comes first)."""
 
     steps: int | None = None  # optimiser steps; wins over epochs
     epochs: float | None = None  # passes over `batches` (needs len(batches))
+    minutes: float | None = None  # time spent in training steps; the lr decay reaches 0 exactly then
     lr: float = 1e-3  # peak learning rate, reached after the warm-up
     warmup_steps: int = 0  # linear warm-up from 0 to lr
     decay: bool = True  # linear decay from lr to 0 at the last step (False: constant after warm-up)
@@ -67,50 +72,6 @@ class TrainConfig:
     progress: bool = True  # show a tqdm progress bar
 
 
-class History:
-    """What happened during training: one row per step (step, loss, lr) and one per evaluation."""
-
-    def __init__(self, rows: list[dict[str, float]] | None = None):
-        self.rows: list[dict[str, float]] = rows or []
-
-    def series(self, key: str) -> tuple[list[float], list[float]]:
-        """``(steps, values)`` of every row that has ``key``."""
-        rows = [r for r in self.rows if key in r]
-        return [r["step"] for r in rows], [r[key] for r in rows]
-
-    def last(self, key: str) -> float:
-        """The most recent value of ``key`` (e.g. ``history.last("accuracy")``)."""
-        values = self.series(key)[1]
-        if not values:
-            raise KeyError(f"No row has {key!r}; keys seen: {sorted({k for r in self.rows for k in r})}")
-        return values[-1]
-
-    def plot(self, metrics: Iterable[str] | None = None, *, smooth: int = 20, loss_label: str = "training loss"):
-        """Learning curves: the smoothed training loss, and each evaluation metric in its own panel."""
-        import matplotlib.pyplot as plt
-
-        if metrics is None:
-            metrics = sorted({k for r in self.rows for k in r} - {"step", "loss", "lr"})
-        metrics = list(metrics)
-        fig, axes = plt.subplots(1, 1 + len(metrics), figsize=(5 * (1 + len(metrics)), 3.5), squeeze=False)
-        steps, losses = self.series("loss")
-        kernel = max(1, min(smooth, len(losses) // 5 or 1))
-        smoothed = np.convolve(losses, np.ones(kernel) / kernel, mode="valid") if losses else []
-        axes[0, 0].plot(steps, losses, alpha=0.25, label="per step")
-        axes[0, 0].plot(steps[kernel - 1 :], smoothed, label=f"mean of {kernel}")
-        axes[0, 0].set(xlabel="step", ylabel=loss_label, title=loss_label)
-        axes[0, 0].legend()
-        for ax, key in zip(axes[0, 1:], metrics, strict=True):
-            xs, ys = self.series(key)
-            ax.plot(xs, ys, marker="o")
-            ax.set(xlabel="step", ylabel=key, title=key)
-        fig.tight_layout()
-        return fig
-
-    def __repr__(self) -> str:
-        return f"History({len(self.rows)} rows)"
-
-
 def to_device(batch: Batch, device: torch.device | str) -> Batch:
     """Move every tensor in a (nested) tuple, list or dict to ``device``."""
     if isinstance(batch, torch.Tensor):
@@ -122,20 +83,15 @@ def to_device(batch: Batch, device: torch.device | str) -> Batch:
     return batch
 
 
-def lr_factor(step: int, warmup_steps: int, total_steps: int, decay: bool = True) -> float:
-    """The schedule: linear warm-up over ``warmup_steps``, then a linear decay to 0 at ``total_steps``."""
-    if step < warmup_steps:
-        return (step + 1) / warmup_steps
-    if not decay:
-        return 1.0
-    return max(0.0, (total_steps - step) / max(1, total_steps - warmup_steps))
-
-
-def _total_steps(config: TrainConfig, batches: Iterable[Batch] | Callable[[], Iterator[Batch]]) -> int:
+def _total_steps(config: TrainConfig, batches: Iterable[Batch] | Callable[[], Iterator[Batch]]) -> int | None:
     if config.steps is not None:
         return config.steps
     if config.epochs is None:
-        raise ValueError("Say how long to train: TrainConfig(steps=...) or TrainConfig(epochs=...).")
+        if config.minutes is not None:
+            return None  # bounded by time only
+        raise ValueError(
+            "Say how long to train: TrainConfig(steps=...), TrainConfig(epochs=...) or TrainConfig(minutes=...)."
+        )
     try:
         per_epoch = len(batches)  # type: ignore[arg-type]
     except TypeError:
@@ -170,7 +126,12 @@ def train(
     if distributed.is_distributed():
         distributed.check_same_model(model)
         net = distributed.wrap(model, device)
-    total = _total_steps(config, batches)
+    if config.minutes is not None and config.minutes <= 0:
+        raise ValueError(f"TrainConfig(minutes={config.minutes}): give a positive time budget.")
+    if config.minutes is not None and distributed.is_distributed():  # ranks would stop at different steps
+        raise ValueError("TrainConfig(minutes=...) is not for torchrun jobs; give steps=... or epochs=... instead.")
+    schedule = Schedule(config.warmup_steps, _total_steps(config, batches),
+                        None if config.minutes is None else 60 * config.minutes, config.decay)  # fmt: skip
     decay, no_decay = [], []
     for p in model.parameters():
         if p.requires_grad:
@@ -180,9 +141,8 @@ def train(
         lr=config.lr,
         betas=config.betas,
     )
-    scheduler = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda s: lr_factor(s, config.warmup_steps, total, config.decay)
-    )
+    # a lambda, not the object itself: LambdaLR would otherwise store the schedule's state in its own
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: schedule(s))
     amp_dtype = autocast_dtype(device, config.precision if config.amp else "fp32")
     scaler = torch.amp.GradScaler("cuda", enabled=amp_dtype == torch.float16)
     history = History()
@@ -194,6 +154,7 @@ def train(
         optimizer.load_state_dict(state["optimizer"])
         scheduler.load_state_dict(state["scheduler"])
         scaler.load_state_dict(state["scaler"])
+        schedule.load_state_dict(state.get("schedule", {}))
         history = History(state["history"])
         step, used, epoch_rng = state["step"], state["used"], state["epoch_rng"]
         set_rng_state(epoch_rng)
@@ -213,6 +174,7 @@ def train(
                     "optimizer": optimizer.state_dict(),
                     "scheduler": scheduler.state_dict(),
                     "scaler": scaler.state_dict(),
+                    "schedule": schedule.state_dict(),
                     "history": history.rows,
                     "step": step,
                     "used": used,
@@ -231,9 +193,13 @@ def train(
         history.rows.append({"step": step, **{k: float(v) for k, v in metrics.items()}})
 
     model.train()
-    bar = tqdm(total=total, initial=step, disable=not (config.progress and main), desc="training", unit="step")
+    by_time = schedule.total_steps is None  # the bar counts seconds, not steps
+    time_bar = "{desc}: {percentage:3.0f}%|{bar}| {n:.0f}/{total:.0f} s [{elapsed}<{remaining}{postfix}]"
+    bar = tqdm(total=schedule.bar_total, initial=schedule.elapsed if by_time else step, desc="training", unit="step",
+               disable=not (config.progress and main), bar_format=time_bar if by_time else None)  # fmt: skip
     smoothed = None
-    while step < total:
+    while not schedule.finished(step):
+        started = time.perf_counter()
         optimizer.zero_grad(set_to_none=True)
         step_loss = 0.0
         for micro in range(config.accumulate):
@@ -257,18 +223,25 @@ def train(
         scaler.step(optimizer)
         scaler.update()
         history.rows.append({"step": step + 1, "loss": step_loss, "lr": scheduler.get_last_lr()[0]})
-        scheduler.step()
+        seconds = time.perf_counter() - started
+        schedule.elapsed += seconds
+        scheduler.step()  # the next step's learning rate, from the steps and seconds spent so far
         step += 1
         smoothed = step_loss if smoothed is None else 0.95 * smoothed + 0.05 * step_loss
-        bar.set_postfix(loss=f"{smoothed:.4f}", lr=f"{history.rows[-1]['lr']:.2e}", refresh=False)
-        bar.update(1)
+        shown = {
+            "loss": f"{smoothed:.4f}",
+            "lr": f"{history.rows[-1]['lr']:.2e}",
+            **({"step": step} if by_time else {}),
+        }
+        bar.set_postfix(shown, refresh=False)
+        bar.update(min(seconds, bar.total - bar.n) if by_time else 1)
         if not math.isfinite(step_loss):
             bar.close()
             raise FloatingPointError(
                 f"The loss became {step_loss} at step {step}; lower the learning rate "
                 f"(now {config.lr}) or raise the warm-up (now {config.warmup_steps} steps)."
             )
-        eval_due = config.eval_every is not None and step % config.eval_every == 0 and step < total
+        eval_due = config.eval_every is not None and step % config.eval_every == 0 and not schedule.finished(step)
         if eval_due:
             run_evaluation()
         every = config.checkpoint_every

@@ -15,10 +15,12 @@ Both run a whole batch at once (``b`` sentences, ``b * beam_size`` rows), stop a
 to occur twice, the cure for the loops ("ein Mann ein Mann ein Mann ...") that an undertrained model
 falls into.
 
-The model needs two methods: ``encode(src (b, ts), src_padding_mask (b, ts)) -> memory`` (a tensor
-or a tuple of tensors with the batch first) and ``decode(tgt_in (b, tt), memory, src_padding_mask,
-last_only=True) -> logits (b, 1, V)`` (the last position's); :class:`~fromscratch.models.EncoderDecoder`
-and the RNN baselines have both.
+The model needs three methods: ``encode(src (b, ts), src_padding_mask (b, ts)) -> memory`` (a tensor
+or a tuple of tensors with the batch first), ``new_cache()`` and ``decode(new_tokens (b, 1), memory,
+src_padding_mask, last_only=True, cache=cache) -> logits (b, 1, V)``: each step feeds only the token
+just chosen, and the cache remembers the rest (the transformer's keys and values, the RNN's state).
+When the beam reorders its hypotheses, every part of the cache with a ``select(rows)`` method follows.
+:class:`~fromscratch.models.EncoderDecoder` and the RNN baselines have all three.
 """
 
 from __future__ import annotations
@@ -37,6 +39,15 @@ def _select(memory, index: Tensor):
     if isinstance(memory, tuple):
         return tuple(_select(m, index) for m in memory)
     return memory.index_select(0, index)
+
+
+def _select_cache(cache, rows: Tensor) -> None:
+    """Reorder a decoding cache in place: every object in it with a ``select(rows)`` method keeps ``rows``."""
+    if hasattr(cache, "select"):
+        cache.select(rows)
+    elif isinstance(cache, (list, tuple)):
+        for part in cache:
+            _select_cache(part, rows)
 
 
 def block_repeats(logits: Tensor, prefix: Tensor, n: int) -> Tensor:
@@ -89,10 +100,11 @@ def beam_search(
         scores = torch.full((b, k), float("-inf"), device=src.device)
         scores[:, 0] = 0.0  # all beams start as the same "<s>": keep one copy
         scores = scores.flatten()  # (b·k,)
+        cache = model.new_cache()
         finished = torch.zeros(b * k, dtype=torch.bool, device=src.device)
         lengths = torch.zeros(b * k, dtype=torch.long, device=src.device)  # tokens before </s> (or the cut)
         for _ in range(int(limit.max())):
-            logits = model.decode(tokens, memory, mask, last_only=True)[:, -1].float()  # (b·k, V)
+            logits = model.decode(tokens[:, -1:], memory, mask, last_only=True, cache=cache)[:, -1].float()  # (b·k, V)
             logp = torch.log_softmax(block_repeats(logits, tokens[:, 1:], no_repeat_ngram), dim=-1)  # (b·k, V)
             V = logp.size(1)
             logp[finished] = float("-inf")
@@ -102,6 +114,7 @@ def beam_search(
             origin = (index // V + torch.arange(b, device=src.device)[:, None] * k).flatten()  # (b·k,) parent rows
             token = (index % V).flatten()  # (b·k,)
             tokens = torch.cat([tokens[origin], token[:, None]], dim=1)  # (b·k, step + 2)
+            _select_cache(cache, origin)  # each row's cache follows its hypothesis
             scores, finished, lengths = best.flatten(), finished[origin], lengths[origin]
             lengths = lengths + (~finished & (token != EOS_ID)).long()
             finished = finished | (token == EOS_ID) | (lengths >= limit)

@@ -11,6 +11,9 @@ blocks of chapter 05. The **decoder** writes the target one token at a time; eac
 
 Training uses **teacher forcing**: the decoder's input is ``<s>`` + the reference translation minus
 its last token, and every position predicts the next reference token, all positions at once.
+Decoding feeds one new token per step with ``decode(..., cache=model.new_cache())``: each decoder
+block keeps its self-attention's keys and values and its cross-attention's projection of the source
+(:class:`~fromscratch.cache.KVCache`), so a step costs one position, not the whole prefix.
 
 Shape legend: ``b`` batch, ``ts`` source length, ``tt`` target length, ``e`` embedding, ``h`` heads,
 ``V`` vocabulary.
@@ -25,6 +28,7 @@ from torch import Tensor, nn
 
 from fromscratch.attention import SelfAttention
 from fromscratch.blocks import FeedForward, PositionEmbedding, PositionEncoding, TransformerBlock, check_length
+from fromscratch.cache import KVCache
 from fromscratch.models.config import resolve_config
 from fromscratch.models.pool_dropout import use_pool_dropout
 
@@ -78,20 +82,27 @@ class DecoderBlock(nn.Module):
         padding_mask: Tensor | None = None,
         memory_padding_mask: Tensor | None = None,
         return_attention: bool = False,
+        cache: tuple[KVCache, KVCache] | None = None,
     ):
         """x: decoder states ``(b, tt, e)``; memory: the encoder's output ``(b, ts, e)``;
         ``padding_mask (b, tt)`` and ``memory_padding_mask (b, ts)`` are True at real tokens.
+        ``cache``: (self-attention's, cross-attention's) :class:`KVCache`; ``x`` then holds only the new positions.
         Returns ``(b, tt, e)``, or ``(out, self_weights (b, h, tt, tt), cross_weights (b, h, tt, ts))``."""
         pre = self.norm == "pre"
+        self_cache, cross_cache = cache if cache is not None else (None, None)
         # 1. masked self-attention: position i sees target positions 0..i
         inner = self.norm1(x) if pre else x
-        out = self.self_attention(inner, padding_mask=padding_mask, return_attention=return_attention)
+        out = self.self_attention(inner, padding_mask=padding_mask, return_attention=return_attention, cache=self_cache)
         attended, self_w = out if return_attention else (out, None)  # (b, tt, e), (b, h, tt, tt)
         x = x + self.dropout(attended) if pre else self.norm1(x + self.dropout(attended))
         # 2. cross-attention: queries from the target, keys and values from the source's encoding
         inner = self.norm2(x) if pre else x
         out = self.cross_attention(
-            inner, context=memory, padding_mask=memory_padding_mask, return_attention=return_attention
+            inner,
+            context=memory,
+            padding_mask=memory_padding_mask,
+            return_attention=return_attention,
+            cache=cross_cache,
         )
         attended, cross_w = out if return_attention else (out, None)  # (b, tt, e), (b, h, tt, ts)
         x = x + self.dropout(attended) if pre else self.norm2(x + self.dropout(attended))
@@ -145,11 +156,17 @@ class EncoderDecoder(nn.Module):
         if c.pool_dropout:
             use_pool_dropout(self)
 
-    def _embed(self, tokens: Tensor, table: nn.Embedding, positions: nn.Module, name: str) -> Tensor:
+    def _embed(self, tokens: Tensor, table: nn.Embedding, positions: nn.Module, name: str, offset: int = 0) -> Tensor:
+        """Token vectors times sqrt(e) plus the vectors of positions ``offset .. offset + t - 1``: ``(b, t, e)``."""
         if tokens.dim() != 2:
             raise ValueError(f"{name} must have shape (b, t), got {tuple(tokens.shape)}; add a batch dimension.")
-        check_length(tokens.size(1), self.max_len)
-        return self.dropout(positions(table(tokens) * self.scale))  # (b, t, e)
+        check_length(offset + tokens.size(1), self.max_len)
+        where = positions.positions(offset + tokens.size(1))[offset:]  # (t, e)
+        return self.dropout(table(tokens) * self.scale + where)  # (b, t, e)
+
+    def new_cache(self) -> list[tuple[KVCache, KVCache]]:
+        """An empty decoding cache: (self-attention, cross-attention) :class:`KVCache` per decoder block."""
+        return [(KVCache(), KVCache()) for _ in self.decoder]
 
     def encode(self, src: Tensor, src_padding_mask: Tensor | None = None, *, return_attention: bool = False):
         """src: int ``(b, ts)``. Returns the memory ``(b, ts, e)`` (and a list of ``(b, h, ts, ts)`` weights)."""
@@ -173,23 +190,27 @@ class EncoderDecoder(nn.Module):
         *,
         return_attention: bool = False,
         last_only: bool = False,
+        cache: list[tuple[KVCache, KVCache]] | None = None,
     ):
         """tgt_in: int ``(b, tt)`` (``<s>`` first); memory ``(b, ts, e)``. Returns logits ``(b, tt, V)``
         (and lists of decoder self- ``(b, h, tt, tt)`` and cross-attention ``(b, h, tt, ts)`` weights).
-        ``last_only=True``: logits of the last position only, ``(b, 1, V)`` (what decoding needs)."""
-        x = self._embed(tgt_in, self.tgt_embedding, self.tgt_positions, "tgt_in")
+        ``last_only=True``: logits of the last position only, ``(b, 1, V)`` (what decoding needs).
+        ``cache`` (from :meth:`new_cache`, filled by earlier calls): ``tgt_in`` holds only the tokens
+        after those already cached, and the self-attention weights cover only the new queries."""
+        past = len(cache[0][0]) if cache is not None else 0  # target positions already decoded
+        x = self._embed(tgt_in, self.tgt_embedding, self.tgt_positions, "tgt_in", offset=past)
         self_weights, cross_weights = [], []
         # Target padding sits at the end, after every real token, so the causal mask already hides it
         # from every real position: tgt_padding_mask is accepted but not needed, and leaving it out
         # lets the decoder's self-attention take the fast causal kernel.
-        for block in self.decoder:
-            masks = dict(memory_padding_mask=src_padding_mask)
+        for i, block in enumerate(self.decoder):
+            options = dict(memory_padding_mask=src_padding_mask, cache=None if cache is None else cache[i])
             if return_attention:
-                x, sw, cw = block(x, memory, **masks, return_attention=True)
+                x, sw, cw = block(x, memory, **options, return_attention=True)
                 self_weights.append(sw)
                 cross_weights.append(cw)
             else:
-                x = block(x, memory, **masks)  # (b, tt, e)
+                x = block(x, memory, **options)  # (b, tt, e)
         if last_only:
             x = x[:, -1:]  # (b, 1, e)
         logits = self.to_logits(self.decoder_norm(x))  # (b, tt, V)

@@ -12,7 +12,8 @@ weights ``α_ij = softmax_j(e_ij)`` (the **alignment**), and reads the context v
 ``c_i = Σ_j α_ij h_j``, a fresh summary for every target token. Attention, before transformers.
 
 Both models share everything else; ``RNNSeq2SeqConfig(attention=...)`` picks one. They have the
-``encode``/``decode`` methods that :mod:`fromscratch.generate.beam` decodes with.
+``encode``/``decode``/``new_cache`` methods that :mod:`fromscratch.generate.beam` decodes with: the
+cache (:class:`RecurrentCache`) carries the decoder's state ``s_i`` from one step to the next.
 
 Shape legend: ``b`` batch, ``ts`` source length, ``tt`` target length, ``H`` GRU width,
 ``E`` embedding width, ``V`` vocabulary.
@@ -28,6 +29,22 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from fromscratch.blocks import check_length
 from fromscratch.models.config import resolve_config
+
+
+class RecurrentCache:
+    """The decoder's state between decoding steps: ``s_i (b, H)`` and how many tokens it has read."""
+
+    def __init__(self) -> None:
+        self.state: Tensor | None = None  # (b, H), None before the first step
+        self.steps = 0
+
+    def __len__(self) -> int:
+        return self.steps
+
+    def select(self, rows: Tensor) -> None:
+        """Keep the sequences ``rows`` ``(b',)``, as :meth:`fromscratch.cache.KVCache.select` (beam search)."""
+        if self.state is not None:
+            self.state = self.state.index_select(0, rows)
 
 
 @dataclass(frozen=True)
@@ -95,12 +112,15 @@ class RNNSeq2Seq(nn.Module):
         *,
         return_attention: bool = False,
         last_only: bool = False,
+        cache: RecurrentCache | None = None,
     ):
         """tgt_in ``(b, tt)`` (``<s>`` first). Returns logits ``(b, tt, V)`` (``(b, 1, V)`` with ``last_only``),
-        and with ``return_attention`` the alignment ``(b, tt, ts)`` (zeros for the bottleneck model)."""
-        check_length(tgt_in.size(1), self.max_len)
+        and with ``return_attention`` the alignment ``(b, tt, ts)`` (zeros for the bottleneck model).
+        ``cache`` (from :meth:`new_cache`): ``tgt_in`` holds only the tokens after those already read."""
+        check_length(tgt_in.size(1) + (len(cache) if cache is not None else 0), self.max_len)
         states, summary, keys, mask = memory
-        state = torch.tanh(self.bridge(summary))  # (b, H): s_0
+        resume = cache is not None and cache.state is not None  # go on from where the previous call stopped
+        state = cache.state if resume else torch.tanh(self.bridge(summary))  # (b, H): s_0 or the last s_i
         embedded = self.dropout(self.embedding(tgt_in))  # (b, tt, E)
         outputs, alignments = [], []
         for i in range(tgt_in.size(1)):
@@ -111,11 +131,17 @@ class RNNSeq2Seq(nn.Module):
             state = self.cell(torch.cat([embedded[:, i], context], dim=-1), state)  # (b, H): s_i
             outputs.append(torch.cat([state, context], dim=-1))  # (b, 3H)
             alignments.append(alpha)
+        if cache is not None:
+            cache.state, cache.steps = state, cache.steps + tgt_in.size(1)
         out = torch.stack(outputs, dim=1)  # (b, tt, 3H)
         if last_only:
             out = out[:, -1:]
         logits = self.to_logits(self.dropout(torch.tanh(self.to_output(out))))  # (b, tt, V)
         return (logits, torch.stack(alignments, dim=1)) if return_attention else logits
+
+    def new_cache(self) -> RecurrentCache:
+        """An empty decoding cache for :meth:`decode`."""
+        return RecurrentCache()
 
     def forward(
         self,
@@ -130,4 +156,4 @@ class RNNSeq2Seq(nn.Module):
         return self.decode(tgt_in, memory, src_padding_mask, return_attention=return_attention)
 
 
-__all__ = ["RNNSeq2Seq", "RNNSeq2SeqConfig"]
+__all__ = ["RNNSeq2Seq", "RNNSeq2SeqConfig", "RecurrentCache"]
