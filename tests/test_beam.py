@@ -7,7 +7,7 @@ import torch
 
 from fromscratch.data.multi30k import BOS_ID, EOS_ID, train_tokenizer
 from fromscratch.generate import beam_search, block_repeats, greedy_search, translate
-from fromscratch.generate.beam import _select, _select_cache
+from fromscratch.generate.beam import _select, _select_cache, detokenize
 from fromscratch.masks import padding_mask
 from fromscratch.models import EncoderDecoder, RNNSeq2Seq
 
@@ -102,6 +102,12 @@ def test_translate_empty_unknown_and_too_long_input():
     assert len(out) == 3 and out[0] == "" and all(isinstance(s, str) for s in out)
     with pytest.raises(ValueError, match="max_len=12"):
         translate(model, tokenizer, "the cat danced " * 10)
+
+
+def test_control_bytes_in_an_output_become_replacement_characters():
+    tokenizer = train_tokenizer(["Ein Hund läuft", "a dog runs"] * 5, vocab_size=300)
+    ids = tokenizer.encode("Ein\x1b[31m Hund\x00\tläuft\n").ids
+    assert detokenize(tokenizer, ids) == "Ein\ufffd[31m Hund\ufffd\tläuft\n"
 
 
 @pytest.mark.parametrize("kind", ["transformer", "rnn", "rnn_attention"])

@@ -25,6 +25,8 @@ When the beam reorders its hypotheses, every part of the cache with a ``select(r
 
 from __future__ import annotations
 
+import unicodedata
+
 import torch
 from torch import Tensor
 
@@ -48,6 +50,14 @@ def _select_cache(cache, rows: Tensor) -> None:
     elif isinstance(cache, (list, tuple)):
         for part in cache:
             _select_cache(part, rows)
+
+
+def detokenize(tokenizer, ids: list[int]) -> str:
+    """The text of output token ids, special tokens dropped and control characters replaced by
+    "\ufffd": byte-level BPE can decode an undertrained model's output to any byte, such as an ESC
+    that would garble a terminal or a page."""
+    text = tokenizer.decode(ids, skip_special_tokens=True)
+    return "".join("\ufffd" if unicodedata.category(ch) == "Cc" and ch not in "\t\n" else ch for ch in text)
 
 
 def block_repeats(logits: Tensor, prefix: Tensor, n: int) -> Tensor:
@@ -145,7 +155,8 @@ def translate(
     """Translate one sentence (a ``str``) or a list of them with a trained encoder-decoder.
 
     ``tokenizer`` is the ``tokenizers.Tokenizer`` the model was trained with. Sentences are batched
-    by length; ``beam_size`` and ``options`` go to :func:`beam_search`. The empty sentence translates
+    by length; ``beam_size`` and ``options`` go to :func:`beam_search`. Control characters in an
+    output (an undertrained byte-level model can write any byte) become "\ufffd". The empty sentence translates
     to the empty string; a sentence longer than the model's ``max_len`` tokens raises a ValueError
     that names the limit.
     """
@@ -171,8 +182,8 @@ def translate(
         src = src.to(device)
         out = beam_search(model, src, src != PAD_ID, beam_size=beam_size, **options)
         for i, target in zip(chunk, out, strict=True):
-            results[i] = tokenizer.decode(target, skip_special_tokens=True)
+            results[i] = detokenize(tokenizer, target)
     return results[0] if single else results
 
 
-__all__ = ["beam_search", "block_repeats", "greedy_search", "translate"]
+__all__ = ["beam_search", "block_repeats", "detokenize", "greedy_search", "translate"]

@@ -77,10 +77,11 @@ class TranslationRun:
 
 # fmt: off
 TRANSLATION_RUNS = {
-    # smoke: tiny models, a few steps on 2,000 pairs; BLEU near 0 (seconds)
+    # smoke: tiny models, 12 steps on 2,000 pairs (the step cap, not the time, ends training, so runs repeat
+    # exactly); BLEU near 0 (seconds)
     "smoke": TranslationRun(vocab_size=1000, max_len=64, train_pairs=2000, test_pairs=40, emb=32, heads=2, depth=1,
                             ff_mult=2, dropout=0.1, norm="pre", max_tokens=1500, lr=2e-3, warmup_steps=5,
-                            label_smoothing=0.1, minutes=0.05, rnn_hidden=32, rnn_emb=32, rnn_minutes=0.03,
+                            label_smoothing=0.1, minutes=0.5, rnn_hidden=32, rnn_emb=32, rnn_minutes=0.5,
                             rnn_lr=3e-3, rnn_warmup_steps=3, rnn_max_tokens=1500, beam_size=2, max_steps=12),
     # cpu: 2 cores; benchmarks/translation.py trains these and saves checkpoints the chapter loads. Measured on
     # idle cores (`--rnn`): transformer 31.0 greedy / 32.8 beam-4 test BLEU after 15.0 min (1,298 steps);
