@@ -58,8 +58,12 @@ def table(run: AttentionRun, device: torch.device, kinds: bool) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)"
+    )
     parser.add_argument("--profile", default=None, help="profile for the CPU table (default: cpu)")
     parser.add_argument("--no-kinds", action="store_true", help="skip the standard/wide/narrow comparison")
     args = parser.parse_args()

@@ -28,7 +28,8 @@ import time
 
 import torch
 
-from fromscratch.bert_imdb import (
+from fromscratch.profiles import get_profile, seed_everything
+from fromscratch.recipes.bert_imdb import (
     fill_mask,
     finetune,
     finetuning_checkpoint,
@@ -38,23 +39,32 @@ from fromscratch.bert_imdb import (
     pretraining_checkpoint,
     test_accuracy,
 )
-from fromscratch.profiles import get_profile, seed_everything
 from fromscratch.utils import count_parameters
 
 TARGET_ACCURACY, TARGET_MINUTES = 0.89, 25.0
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--profile", default="cpu", help="run profile whose modern sizes to use (default: cpu)")
-    parser.add_argument("--quick", action="store_true", help="the smoke profile: a check that the script runs")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--profile", default="cpu", help="run profile whose modern sizes to use (default: cpu)"
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="the smoke profile: a check that the script runs"
+    )
     parser.add_argument("--threads", type=int, default=2, help="CPU threads (default 2)")
-    parser.add_argument("--fresh", action="store_true", help="delete this run's checkpoints first and train again")
+    parser.add_argument(
+        "--fresh", action="store_true", help="delete this run's checkpoints first and train again"
+    )
     parser.add_argument("--pretrain-steps", type=int, help="override the profile's pretraining steps")
     parser.add_argument("--finetune-epochs", type=float, help="override the profile's fine-tuning epochs")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
-        "--control", action="store_true", help="also fine-tune the same BERT from random weights (no pretraining)"
+        "--control",
+        action="store_true",
+        help="also fine-tune the same BERT from random weights (no pretraining)",
     )
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
@@ -100,7 +110,9 @@ def main() -> None:
     mark = time.perf_counter()
     classifier, history = finetune(run, data, model, device=device, seed=args.seed, progress=False)
     finetune_s = time.perf_counter() - mark
-    print(f"fine-tuning: {run.finetune_epochs} epochs, last loss {history.last('loss'):.3f}: {finetune_s:.1f} s")
+    print(
+        f"fine-tuning: {run.finetune_epochs} epochs, last loss {history.last('loss'):.3f}: {finetune_s:.1f} s"
+    )
 
     mark = time.perf_counter()
     accuracy = test_accuracy(classifier, data, device=device)
@@ -111,7 +123,9 @@ def main() -> None:
         control, _ = finetune(run, data, None, device=device, seed=args.seed, progress=False)
         control_s = time.perf_counter() - mark
         control_accuracy = test_accuracy(control, data, device=device)
-        print(f"control, the same fine-tuning without pretraining: {control_accuracy:.2%} ({control_s:.1f} s)")
+        print(
+            f"control, the same fine-tuning without pretraining: {control_accuracy:.2%} ({control_s:.1f} s)"
+        )
     minutes = (pretrain_s + finetune_s) / 60
     met = accuracy >= TARGET_ACCURACY and minutes <= TARGET_MINUTES
     print(

@@ -15,14 +15,18 @@ import argparse
 import os
 import time
 
-from fromscratch.bpe import read_gpt2_files, tiktoken_gpt2
-from fromscratch.bpe.gpt2 import gpt2_files
 from fromscratch.data.imdb import load_imdb
+from fromscratch.data.pretrained import gpt2_files, tiktoken_gpt2
+from fromscratch.tokenizers import read_gpt2_files
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--reviews", type=int, default=2_000, help="training reviews to encode (default 2,000)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--reviews", type=int, default=2_000, help="training reviews to encode (default 2,000)"
+    )
     args = parser.parse_args()
     print(f"load average at start {os.getloadavg()}")
     reviews = load_imdb(100, 8, train_reviews=args.reviews, test_reviews=2).train
@@ -45,9 +49,13 @@ def main() -> None:
             ours_ids = ids
     assert all(ids == ours_ids for _, _, ids in rows), "the tokenisers disagree"
     tokens = sum(len(i) for i in ours_ids)
-    print(f"{len(texts):,} IMDb reviews, {megabytes:.2f} MB, {tokens:,} GPT-2 tokens (identical ids from all three)")
+    print(
+        f"{len(texts):,} IMDb reviews, {megabytes:.2f} MB, {tokens:,} GPT-2 tokens (identical ids from all three)"
+    )
     for name, seconds, _ in rows:
-        print(f"{name:32s} {seconds:7.3f} s  {len(texts) / seconds:9,.0f} reviews/s  {megabytes / seconds:6.2f} MB/s")
+        print(
+            f"{name:32s} {seconds:7.3f} s  {len(texts) / seconds:9,.0f} reviews/s  {megabytes / seconds:6.2f} MB/s"
+        )
     print(f"tiktoken is {rows[0][1] / rows[2][1]:.0f}x (cold) / {rows[1][1] / rows[2][1]:.0f}x (warm) faster")
     print(f"load average at the end {os.getloadavg()}")
 

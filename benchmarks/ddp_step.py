@@ -6,7 +6,7 @@ Run it both ways and compare the printed tokens/s:
     torchrun --nproc_per_node 2 benchmarks/ddp_step.py --threads 1 # 2 processes, 1 thread each
 
 Every run trains the same model on the same global batch (``--batch`` sequences per step, split
-evenly over the processes), with AdamW, through ``fromscratch.train.train`` (which wraps the model
+evenly over the processes), with AdamW, through ``fromscratch.training.train`` (which wraps the model
 in DistributedDataParallel under torchrun). It prints the median step time, tokens per second, and
 (with several processes) the time of one all-reduce of all the gradients, the communication DDP adds.
 
@@ -24,17 +24,20 @@ import time
 import torch
 import torch.distributed as dist
 
-from fromscratch import distributed
 from fromscratch.data import enwik8
-from fromscratch.losses import next_byte_loss
 from fromscratch.models import Generator
-from fromscratch.train import TrainConfig, train
+from fromscratch.training import TrainConfig, distributed, train
+from fromscratch.training.losses import next_byte_loss
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--threads", type=int, default=2, help="torch threads per process")
-    parser.add_argument("--batch", type=int, default=32, help="sequences per optimiser step, over all processes")
+    parser.add_argument(
+        "--batch", type=int, default=32, help="sequences per optimiser step, over all processes"
+    )
     parser.add_argument("--context", type=int, default=128)
     parser.add_argument("--emb", type=int, default=128)
     parser.add_argument("--depth", type=int, default=4)
@@ -46,12 +49,16 @@ def main() -> None:
     if args.batch % world:
         raise ValueError(f"--batch {args.batch} must be divisible by the number of processes ({world}).")
     if main_rank:
-        print(f"{world} process(es) x {args.threads} thread(s), load average {os.getloadavg()[0]:.2f} at start")
+        print(
+            f"{world} process(es) x {args.threads} thread(s), load average {os.getloadavg()[0]:.2f} at start"
+        )
     torch.manual_seed(0)
     model = Generator(vocab_size=256, emb=args.emb, heads=8, depth=args.depth, context=args.context)
     data = torch.randint(0, 256, (200_000,), dtype=torch.uint8)  # the timing does not depend on the bytes
     per_rank = args.batch // world  # each rank reads its own shard: a random stream seeded with its rank
-    batches = enwik8.RandomSubsequences(data, context=args.context, batch_size=per_rank, seed=distributed.rank())
+    batches = enwik8.RandomSubsequences(
+        data, context=args.context, batch_size=per_rank, seed=distributed.rank()
+    )
     times: list[float] = []
     last = [time.perf_counter()]
 

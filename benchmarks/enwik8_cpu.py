@@ -1,6 +1,6 @@
 """Benchmark: the `cpu` profile's enwik8 generator after 10 minutes of training on 2 CPU threads.
 
-Trains ``Generator(get_profile("cpu").enwik8.model)`` with ``fromscratch.train`` for a fixed
+Trains ``Generator(get_profile("cpu").enwik8.model)`` with ``fromscratch.training`` for a fixed
 wall-clock budget and prints bits per byte on held-out bytes (the first ``eval_bytes`` of the
 validation split, every byte scored once, see ``fromscratch.metrics.bits_per_byte``).
 
@@ -27,11 +27,11 @@ import warnings
 import torch
 
 from fromscratch.data import DataError, enwik8
-from fromscratch.losses import next_byte_loss
 from fromscratch.metrics import bits_per_byte
 from fromscratch.models import Generator
 from fromscratch.profiles import Enwik8Run, get_profile, seed_everything
-from fromscratch.train import TrainConfig, train
+from fromscratch.training import TrainConfig, train
+from fromscratch.training.losses import next_byte_loss
 from fromscratch.utils import count_parameters, time_call
 
 
@@ -47,7 +47,9 @@ def seconds_per_step(run: Enwik8Run, batches, *, warmup: int = 3, timed: int = 1
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--minutes", type=float, default=10.0, help="training wall-time budget (default 10)")
     parser.add_argument("--threads", type=int, default=2, help="torch CPU threads (default 2)")
     parser.add_argument(
@@ -55,7 +57,9 @@ def main() -> int:
         action="store_true",
         help="use the 1,000,000-byte prefix (NOT the standard split) when the full file is missing",
     )
-    parser.add_argument("--eval-bytes", type=int, default=None, help="held-out bytes to score (default: the profile's)")
+    parser.add_argument(
+        "--eval-bytes", type=int, default=None, help="held-out bytes to score (default: the profile's)"
+    )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
 
@@ -74,7 +78,9 @@ def main() -> int:
         )
         return 1
 
-    batches = enwik8.RandomSubsequences(data.train, context=run.context, batch_size=run.batch_size, seed=args.seed)
+    batches = enwik8.RandomSubsequences(
+        data.train, context=run.context, batch_size=run.batch_size, seed=args.seed
+    )
     per_step = seconds_per_step(run, batches)
     budget = args.minutes * 60
     steps = max(1, int(budget / per_step))

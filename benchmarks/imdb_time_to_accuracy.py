@@ -1,7 +1,7 @@
 """Benchmark: how accurate the `cpu` profile's IMDb classifier gets, and how long it takes (chapter 06).
 
 Trains chapter 06's mean-pooling ``Classifier`` with the sizes of ``get_profile("cpu").imdb`` (or
-another profile's) with ``fromscratch.train`` on 2 CPU threads, on the training reviews the chapter
+another profile's) with ``fromscratch.training`` on 2 CPU threads, on the training reviews the chapter
 uses (all but its ``valid_reviews`` held out), then scores the whole test set (25,000 reviews). It prints
 the wall time of each phase, from reading the reviews to the last test prediction, and the test
 accuracy. The target: at least 85 % in at most 10 minutes on a 2-core CPU.
@@ -23,21 +23,27 @@ import time
 import torch
 
 from fromscratch.data.imdb import ReviewBatches, load_imdb
-from fromscratch.losses import classification_loss
 from fromscratch.metrics import predict_labels
 from fromscratch.models import Classifier
 from fromscratch.profiles import get_profile, seed_everything
-from fromscratch.train import TrainConfig, train
+from fromscratch.training import TrainConfig, train
+from fromscratch.training.losses import classification_loss
 
 TARGET_ACCURACY, TARGET_MINUTES = 0.85, 10.0
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--profile", default="cpu", help="run profile whose imdb sizes to use (default: cpu)")
-    parser.add_argument("--quick", action="store_true", help="the smoke profile: a check that the script runs")
+    parser.add_argument(
+        "--quick", action="store_true", help="the smoke profile: a check that the script runs"
+    )
     parser.add_argument("--threads", type=int, default=2, help="CPU threads (default 2)")
-    parser.add_argument("--cold", action="store_true", help="tokenise the review files instead of using the cache")
+    parser.add_argument(
+        "--cold", action="store_true", help="tokenise the review files instead of using the cache"
+    )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
@@ -66,10 +72,16 @@ def main() -> None:
         flush=True,
     )
 
-    model = Classifier(run.model, vocab_size=len(vocab))  # len(vocab): vocab_words + 3 specials, or fewer words
+    model = Classifier(
+        run.model, vocab_size=len(vocab)
+    )  # len(vocab): vocab_words + 3 specials, or fewer words
     batches = ReviewBatches(train_set, run.batch_size)
     config = TrainConfig(
-        epochs=run.epochs, lr=run.lr, warmup_steps=run.warmup_steps, weight_decay=run.weight_decay, progress=False
+        epochs=run.epochs,
+        lr=run.lr,
+        warmup_steps=run.warmup_steps,
+        weight_decay=run.weight_decay,
+        progress=False,
     )
     history = train(model, batches, classification_loss, config, device=device)
     train_s = time.perf_counter() - start - data_s
@@ -79,9 +91,13 @@ def main() -> None:
         flush=True,
     )
 
-    predictions = predict_labels(model, ReviewBatches(test_set, 4 * run.batch_size, shuffle=False), device=device)
+    predictions = predict_labels(
+        model, ReviewBatches(test_set, 4 * run.batch_size, shuffle=False), device=device
+    )
     total_s = time.perf_counter() - start
-    print(f"test: {predictions.accuracy:.2%} accuracy on {len(test_set):,} reviews: {total_s - data_s - train_s:.1f} s")
+    print(
+        f"test: {predictions.accuracy:.2%} accuracy on {len(test_set):,} reviews: {total_s - data_s - train_s:.1f} s"
+    )
     met = predictions.accuracy >= TARGET_ACCURACY and total_s <= TARGET_MINUTES * 60
     print(
         f"\ntotal {total_s / 60:.1f} min, test accuracy {predictions.accuracy:.2%} "

@@ -23,15 +23,15 @@ from functools import partial
 import torch
 
 from fromscratch.attention import scaled_dot_product_attention
+from fromscratch.attention.sparse import computed_scores, default_block, sparse_attention, sparse_mask
 from fromscratch.data import enwik8
 from fromscratch.generate import generate_tokens
-from fromscratch.losses import next_byte_loss
 from fromscratch.metrics import bits_per_byte
 from fromscratch.models import Generator, TransformerXL
 from fromscratch.models.transformer_xl import bits_per_byte_xl, segment_loss
 from fromscratch.profiles import get_profile
-from fromscratch.sparse import computed_scores, default_block, sparse_attention, sparse_mask
-from fromscratch.train import TrainConfig, train
+from fromscratch.training import TrainConfig, train
+from fromscratch.training.losses import next_byte_loss
 from fromscratch.utils import time_call
 from fromscratch.viz.long_context import fitted_slope
 
@@ -56,7 +56,13 @@ def kv_cache(run) -> None:
         times = {
             cached: time_call(
                 partial(
-                    generate_tokens, model, prompt, run.kv_new, context=model.context, temperature=0, use_cache=cached
+                    generate_tokens,
+                    model,
+                    prompt,
+                    run.kv_new,
+                    context=model.context,
+                    temperature=0,
+                    use_cache=cached,
                 ),
                 repeats=run.kv_repeats,
             )
@@ -68,7 +74,9 @@ def kv_cache(run) -> None:
 
 def sparse_timing(run) -> None:
     h, d = run.heads, run.emb // run.heads
-    print(f"\n== dense vs sparse attention, one sequence, h={h}, d={d}, forward only; fixed pattern, block ≈ √t ==")
+    print(
+        f"\n== dense vs sparse attention, one sequence, h={h}, d={d}, forward only; fixed pattern, block ≈ √t =="
+    )
     print(f"{'t':>6} {'block':>5} {'dense ms':>9} {'sparse ms':>9} {'dense MB':>9} {'sparse MB':>9}")
     lengths, dense_ms, sparse_ms = [], [], []
     for t in run.sparse_lengths:
@@ -76,18 +84,24 @@ def sparse_timing(run) -> None:
         q, k, v = (torch.randn(1, h, t, d) for _ in range(3))
         mask = sparse_mask("fixed", t, block)
         with torch.no_grad():
-            dense = time_call(partial(scaled_dot_product_attention, q, k, v, mask), repeats=run.sparse_repeats)
+            dense = time_call(
+                partial(scaled_dot_product_attention, q, k, v, mask), repeats=run.sparse_repeats
+            )
             sparse = time_call(partial(sparse_attention, q, k, v, "fixed", block), repeats=run.sparse_repeats)
         dense_mb, sparse_mb = (4 * h * n / 2**20 for n in (t * t, computed_scores("fixed", t, block)))
         lengths.append(t)
         dense_ms.append(1000 * dense)
         sparse_ms.append(1000 * sparse)
-        print(f"{t:>6,} {block:>5} {1000 * dense:>9.1f} {1000 * sparse:>9.1f} {dense_mb:>9.1f} {sparse_mb:>9.1f}")
+        print(
+            f"{t:>6,} {block:>5} {1000 * dense:>9.1f} {1000 * sparse:>9.1f} {dense_mb:>9.1f} {sparse_mb:>9.1f}"
+        )
     print(
         f"fitted time exponents: dense t^{fitted_slope(lengths, dense_ms):.2f}, "
         f"sparse t^{fitted_slope(lengths, sparse_ms):.2f}"
     )
-    print("(MB: float32 score matrices per sequence, computed from their shapes: dense h·t², sparse h·t·(2l + t/l))")
+    print(
+        "(MB: float32 score matrices per sequence, computed from their shapes: dense h·t², sparse h·t·(2l + t/l))"
+    )
 
 
 def transformer_xl(run, data) -> None:
@@ -120,8 +134,12 @@ def sparse_model(run, data) -> None:
     )
     for sparsity in (None, "fixed", "strided"):
         torch.manual_seed(0)
-        model = Generator(run.generator(context=run.sparse_context, sparsity=sparsity, sparse_block=run.sparse_block))
-        batches = enwik8.RandomSubsequences(data.train, context=run.sparse_context, batch_size=run.batch_size, seed=0)
+        model = Generator(
+            run.generator(context=run.sparse_context, sparsity=sparsity, sparse_block=run.sparse_block)
+        )
+        batches = enwik8.RandomSubsequences(
+            data.train, context=run.sparse_context, batch_size=run.batch_size, seed=0
+        )
         seconds = fit(run, model, batches, next_byte_loss, run.sparse_steps)
         bpb = bits_per_byte(model, data.val, context=run.sparse_context, max_bytes=run.eval_bytes)
         print(f"{sparsity or 'dense':>8}: {bpb:.3f} bits per byte ({seconds:.0f} s of training)")
@@ -129,21 +147,27 @@ def sparse_model(run, data) -> None:
 
 def positions(run, data) -> None:
     length = run.train_context
-    print(f"\n== length extrapolation: trained at context {length} for {run.position_steps} steps, bits per byte ==")
+    print(
+        f"\n== length extrapolation: trained at context {length} for {run.position_steps} steps, bits per byte =="
+    )
     print(f"{'positions':>10} " + " ".join(f"{f'{f}x = {f * length}':>12}" for f in run.factors))
     for scheme in ("learned", "sinusoidal", "rope", "alibi"):
         torch.manual_seed(0)
         model = Generator(run.generator(context=max(run.factors) * length, positions=scheme))
         batches = enwik8.RandomSubsequences(data.train, context=length, batch_size=run.batch_size, seed=0)
         fit(run, model, batches, next_byte_loss, run.position_steps)
-        scores = [bits_per_byte(model, data.val, context=f * length, max_bytes=run.eval_bytes) for f in run.factors]
+        scores = [
+            bits_per_byte(model, data.val, context=f * length, max_bytes=run.eval_bytes) for f in run.factors
+        ]
         print(f"{scheme:>10} " + " ".join(f"{s:>12.3f}" for s in scores))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile", default="cpu", choices=("smoke", "cpu", "gpu"))
-    parser.add_argument("--parts", default=",".join(PARTS), help=f"comma-separated subset of {', '.join(PARTS)}")
+    parser.add_argument(
+        "--parts", default=",".join(PARTS), help=f"comma-separated subset of {', '.join(PARTS)}"
+    )
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
     parts = args.parts.split(",")

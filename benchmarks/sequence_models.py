@@ -29,9 +29,9 @@ import torch
 
 from fromscratch.data.imdb import ReviewBatches, load_imdb
 from fromscratch.metrics import predict_labels
+from fromscratch.metrics.paths import conv_reach
 from fromscratch.profiles import get_profile, seed_everything
-from fromscratch.sequence import conv_reach
-from fromscratch.sequence.experiments import crossover, distance_sweep, loglog_slope, race, step_time_table
+from fromscratch.recipes.sequence_tasks import crossover, distance_sweep, loglog_slope, race, step_time_table
 
 
 def timing(run, device: torch.device) -> None:
@@ -40,7 +40,9 @@ def timing(run, device: torch.device) -> None:
     for name, config in configs.items():
         print(f"  {name}: {config}")
     lengths = run.timing_lengths
-    table = step_time_table(configs, lengths, batch=run.timing_batch, repeats=run.timing_repeats, device=device)
+    table = step_time_table(
+        configs, lengths, batch=run.timing_batch, repeats=run.timing_repeats, device=device
+    )
     print(f"\nseconds per training step (forward + backward + update), batch {run.timing_batch}, median of "
           f"{run.timing_repeats}:")  # fmt: skip
     print(f"{'t':>6} " + " ".join(f"{name:>12}" for name in table))
@@ -89,7 +91,9 @@ def imdb(run, device: torch.device, seed: int) -> None:
         return ReviewBatches(train_set, run.imdb_batch, generator=torch.Generator().manual_seed(seed))
 
     def accuracy(model, reviews):
-        return predict_labels(model, ReviewBatches(reviews, 4 * run.imdb_batch, shuffle=False), device=device).accuracy
+        return predict_labels(
+            model, ReviewBatches(reviews, 4 * run.imdb_batch, shuffle=False), device=device
+        ).accuracy
 
     results = race(
         configs,
@@ -107,7 +111,9 @@ def imdb(run, device: torch.device, seed: int) -> None:
     print(f"{'model':<12} {'parameters':>11} {'steps':>6} {'seconds':>8} {'valid acc':>10} {'test acc':>9}")
     for name, r in results.items():
         valid = r.curve()[1][-1]
-        print(f"{name:<12} {r.parameters:>11,} {r.steps:>6} {r.seconds:>8.1f} {valid:>10.2%} {r.test_accuracy:>9.2%}")
+        print(
+            f"{name:<12} {r.parameters:>11,} {r.steps:>6} {r.seconds:>8.1f} {valid:>10.2%} {r.test_accuracy:>9.2%}"
+        )
     print("\nlearning curves (training seconds: validation accuracy):")
     for name, r in results.items():
         points = ", ".join(f"{s:.0f}: {a:.1%}" for s, a in zip(*r.curve(), strict=True))
@@ -115,9 +121,15 @@ def imdb(run, device: torch.device, seed: int) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--profile", default="cpu", help="run profile whose sequence sizes to use (default: cpu)")
-    parser.add_argument("--only", choices=("timing", "task", "imdb"), help="run one of the three measurements")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--profile", default="cpu", help="run profile whose sequence sizes to use (default: cpu)"
+    )
+    parser.add_argument(
+        "--only", choices=("timing", "task", "imdb"), help="run one of the three measurements"
+    )
     parser.add_argument("--threads", type=int, default=2, help="CPU threads (default 2)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
@@ -125,7 +137,9 @@ def main() -> None:
     seed_everything(args.seed)
     run = get_profile(args.profile).sequence
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    name = torch.cuda.get_device_name() if device.type == "cuda" else platform.processor() or platform.machine()
+    name = (
+        torch.cuda.get_device_name() if device.type == "cuda" else platform.processor() or platform.machine()
+    )
     print(f"torch {torch.__version__}, {name}, {torch.get_num_threads()} CPU threads, device {device.type}, "
           f"profile {args.profile}, load average at start {os.getloadavg()[0]:.2f}")  # fmt: skip
     start = time.perf_counter()

@@ -15,7 +15,7 @@ kind of work, to show where the time goes.
 
 Each row also runs in a chosen **precision** (chapter 12): ``fp32``, or ``bf16`` autocast (the
 matmuls in bf16, the weights, optimiser and loss in fp32). bf16 is skipped on a CPU without bf16
-matrix units (``fromscratch.precision.cpu_has_bf16``): there PyTorch's reference bf16 kernels are
+matrix units (``fromscratch.training.precision.cpu_has_bf16``): there PyTorch's reference bf16 kernels are
 hundreds of times slower than fp32, as the printed matmul peaks show; ``--force-bf16`` runs it anyway.
 
 **MFU** (model FLOP utilisation): the FLOPs a training step needs, counted from the model's config
@@ -45,7 +45,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from fromscratch.models import Classifier, Generator
-from fromscratch.precision import cpu_has_bf16
+from fromscratch.training.losses import next_token_loss
+from fromscratch.training.precision import cpu_has_bf16
 from fromscratch.utils import time_call
 
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
@@ -91,13 +92,15 @@ def build(setting: Setting, device: torch.device, precision: str = "fp32"):
             return F.cross_entropy(out[0] if teaching else out, labels)
     else:
         model = Generator(
-            vocab_size=setting.vocab, emb=setting.emb, heads=setting.heads, depth=setting.depth, context=setting.length
+            vocab_size=setting.vocab,
+            emb=setting.emb,
+            heads=setting.heads,
+            depth=setting.depth,
+            context=setting.length,
         ).to(device)
 
         def loss_of(teaching: bool):
-            out = model(tokens[:, :-1], return_attention=teaching)
-            logits = out[0] if teaching else out  # (b, t, V)
-            return F.cross_entropy(logits.transpose(1, 2), tokens[:, 1:])
+            return next_token_loss(model, tokens, teaching=teaching)
 
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
     amp = precision == "bf16"
@@ -128,20 +131,28 @@ def matmul_peak(device: torch.device, precision: str, n: int, repeats: int = 3) 
     return 2 * n**3 / seconds
 
 
-def train_bpb(setting: Setting, precision: str, steps: int, eval_bytes: int, threads: int) -> tuple[float, float]:
+def train_bpb(
+    setting: Setting, precision: str, steps: int, eval_bytes: int, threads: int
+) -> tuple[float, float]:
     """Train setting G for ``steps`` from seed 0 on the enwik8 prefix; (bits per byte on validation, seconds)."""
     from fromscratch.data import enwik8
-    from fromscratch.losses import next_byte_loss
     from fromscratch.metrics import bits_per_byte
-    from fromscratch.train import TrainConfig, train
+    from fromscratch.training import TrainConfig, train
+    from fromscratch.training.losses import next_byte_loss
 
     torch.manual_seed(0)
     data = enwik8.load(enwik8.PREFIX_BYTES, progressbar=False)
     model = Generator(
-        vocab_size=setting.vocab, emb=setting.emb, heads=setting.heads, depth=setting.depth, context=setting.length
+        vocab_size=setting.vocab,
+        emb=setting.emb,
+        heads=setting.heads,
+        depth=setting.depth,
+        context=setting.length,
     )
     batches = enwik8.RandomSubsequences(data.train, context=setting.length, batch_size=setting.batch, seed=0)
-    config = TrainConfig(steps=steps, lr=1e-3, warmup_steps=max(1, steps // 10), precision=precision, progress=True)
+    config = TrainConfig(
+        steps=steps, lr=1e-3, warmup_steps=max(1, steps // 10), precision=precision, progress=True
+    )
     start = time.perf_counter()
     train(model, batches, next_byte_loss, config)
     seconds = time.perf_counter() - start
@@ -163,7 +174,10 @@ CATEGORIES = [  # (category, substrings of aten op names), first match wins
     ("matmul (linear layers, scores)", ("mm", "matmul", "linear", "bmm", "baddbmm", "addmm")),
     ("layer norm", ("layer_norm",)),
     ("masking", ("masked_fill", "where", "logical", "bitwise")),
-    ("copies and reshapes", ("copy_", "clone", "contiguous", "cat", "_to_copy", "transpose", "view", "reshape")),
+    (
+        "copies and reshapes",
+        ("copy_", "clone", "contiguous", "cat", "_to_copy", "transpose", "view", "reshape"),
+    ),
     ("other element-wise", ("add", "mul", "div", "relu", "threshold", "fill", "zero", "sum", "dropout")),
 ]
 
@@ -188,21 +202,33 @@ def profile_step(step, teaching: bool, label: str) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--threads", type=int, default=2, help="CPU threads (default 2, as on the course's CI)")
-    parser.add_argument("--repeats", type=int, default=5, help="timed steps per measurement (the median counts)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--threads", type=int, default=2, help="CPU threads (default 2, as on the course's CI)"
+    )
+    parser.add_argument(
+        "--repeats", type=int, default=5, help="timed steps per measurement (the median counts)"
+    )
     parser.add_argument("--warmup", type=int, default=2, help="untimed steps first")
     parser.add_argument("--profile", action="store_true", help="also break a step down by kind of work")
-    parser.add_argument("--quick", action="store_true", help="tiny sizes and 1 repeat: checks the script runs")
+    parser.add_argument(
+        "--quick", action="store_true", help="tiny sizes and 1 repeat: checks the script runs"
+    )
     parser.add_argument("--cpu-only", action="store_true", help="skip CUDA even when it is present")
     parser.add_argument("--only", choices=["C", "G"], help="run one setting only")
     parser.add_argument("--precision", default="fp32,bf16", help="comma-separated: fp32, bf16 (default both)")
     parser.add_argument("--force-bf16", action="store_true", help="run bf16 on a CPU without bf16 units too")
-    parser.add_argument("--bpb-steps", type=int, default=0, help="train setting G this many steps per precision")
+    parser.add_argument(
+        "--bpb-steps", type=int, default=0, help="train setting G this many steps per precision"
+    )
     parser.add_argument("--bpb-eval-bytes", type=int, default=20_000, help="validation bytes scored for bpb")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    settings = [s for s in (QUICK if args.quick else SETTINGS) if args.only is None or s.name.startswith(args.only)]
+    settings = [
+        s for s in (QUICK if args.quick else SETTINGS) if args.only is None or s.name.startswith(args.only)
+    ]
     precisions = [p.strip() for p in args.precision.split(",")]
     if any(p not in DTYPES for p in precisions):
         parser.error(f"--precision takes fp32 and/or bf16, got {args.precision!r}")
@@ -225,7 +251,9 @@ def main() -> None:
             big = 256 if args.quick else 2048
             n = big if runs(device, precision) else 256  # a small probe where bf16 is emulated (slow)
             peaks[device.type, precision] = matmul_peak(device, precision, n)
-            print(f"matmul peak {device.type} {precision}: {peaks[device.type, precision] / 1e9:,.1f} GFLOP/s ({n}²)")
+            print(
+                f"matmul peak {device.type} {precision}: {peaks[device.type, precision] / 1e9:,.1f} GFLOP/s ({n}²)"
+            )
     print(
         "\n| setting | device | precision | tokens/step | teaching (tok/s) | fast (tok/s) | fast / teaching "
         "| GFLOP/step | fast GFLOP/s | MFU |"
@@ -258,7 +286,9 @@ def main() -> None:
         for setting in settings:
             step = steps[setting.name, "cpu", "fp32"]
             for teaching in (True, False):
-                profile_step(step, teaching, f"{setting.name.split()[0]}, {'teaching' if teaching else 'fast'} path")
+                profile_step(
+                    step, teaching, f"{setting.name.split()[0]}, {'teaching' if teaching else 'fast'} path"
+                )
     if args.bpb_steps:
         setting = QUICK[1] if args.quick else SETTINGS[1]
         print(f"\nbits per byte after {args.bpb_steps} steps of setting G (seed 0, enwik8 prefix, CPU):")

@@ -29,10 +29,10 @@ import time
 
 import torch
 
-from fromscratch.checkpoints import checkpoint_path, save_checkpoint
 from fromscratch.models import EncoderDecoder, RNNSeq2Seq
 from fromscratch.profiles import get_profile, pick_device, seed_everything
-from fromscratch.seq2seq import checkpoint_name, evaluate, prepare, train_for_minutes
+from fromscratch.recipes.translation import checkpoint_name, evaluate, prepare, train_for_minutes
+from fromscratch.training.checkpoints import checkpoint_path, save_checkpoint
 from fromscratch.utils import count_parameters
 
 
@@ -66,16 +66,26 @@ def overridden(schedule: dict, **changes) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--profile", default="cpu", choices=["smoke", "cpu", "gpu"])
     parser.add_argument("--rnn", action="store_true", help="also train the two RNN baselines")
     parser.add_argument("--only-rnn", action="store_true", help="train only the two RNN baselines")
-    parser.add_argument("--minutes", type=float, default=None, help="override the transformer's training time")
-    parser.add_argument("--lr", type=float, default=None, help="override the transformer's peak learning rate")
+    parser.add_argument(
+        "--minutes", type=float, default=None, help="override the transformer's training time"
+    )
+    parser.add_argument(
+        "--lr", type=float, default=None, help="override the transformer's peak learning rate"
+    )
     parser.add_argument("--rnn-minutes", type=float, default=None, help="override the RNNs' training time")
     parser.add_argument("--rnn-lr", type=float, default=None, help="override the RNNs' peak learning rate")
-    parser.add_argument("--rnn-max-tokens", type=int, default=None, help="override the RNNs' tokens per batch")
-    parser.add_argument("--val", action="store_true", help="score on the validation split (to choose settings)")
+    parser.add_argument(
+        "--rnn-max-tokens", type=int, default=None, help="override the RNNs' tokens per batch"
+    )
+    parser.add_argument(
+        "--val", action="store_true", help="score on the validation split (to choose settings)"
+    )
     parser.add_argument("--no-save", action="store_true", help="do not save checkpoints")
     args = parser.parse_args()
 
@@ -90,7 +100,9 @@ def main() -> None:
     data = prepare(run)
     if args.val:
         data = dataclasses.replace(data, test=data.raw.val, split="val")
-    print(f"{len(data.train):,} training pairs, {len(data.test):,} {data.split} pairs, vocabulary {run.vocab_size:,}")
+    print(
+        f"{len(data.train):,} training pairs, {len(data.test):,} {data.split} pairs, vocabulary {run.vocab_size:,}"
+    )
 
     if args.rnn or args.only_rnn:
         for attention, name in ((False, "GRU bottleneck"), (True, "GRU + Bahdanau attention")):

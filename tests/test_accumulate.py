@@ -7,7 +7,7 @@ import torch
 import torch.nn.functional as F
 
 from fromscratch.models import Generator
-from fromscratch.train import TrainConfig, train
+from fromscratch.training import TrainConfig, train
 
 
 def lm_loss(model, batch):

@@ -9,9 +9,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from fromscratch import precision
-from fromscratch.precision import PrecisionWarning, autocast_dtype, describe
-from fromscratch.train import TrainConfig, train
+from fromscratch.training import TrainConfig, precision, train
+from fromscratch.training.precision import PrecisionWarning, autocast_dtype, describe
 
 
 def make_problem():
@@ -110,7 +109,12 @@ def test_amp_false_still_means_fp32(with_bf16):
         seen.append(torch.is_autocast_enabled("cpu"))
         return mse(model, batch)
 
-    train(make_model(), make_problem(), loss_fn, TrainConfig(steps=2, precision="bf16", amp=False, progress=False))
+    train(
+        make_model(),
+        make_problem(),
+        loss_fn,
+        TrainConfig(steps=2, precision="bf16", amp=False, progress=False),
+    )
     assert seen == [False, False]
 
 
@@ -118,6 +122,10 @@ def test_amp_false_still_means_fp32(with_bf16):
 def test_fp16_with_a_scaler_on_cuda():
     model = make_model()
     history = train(
-        model, make_problem(), mse, TrainConfig(steps=20, lr=1e-2, precision="fp16", progress=False), device="cuda"
+        model,
+        make_problem(),
+        mse,
+        TrainConfig(steps=20, lr=1e-2, precision="fp16", progress=False),
+        device="cuda",
     )
     assert history.series("loss")[1][-1] < history.series("loss")[1][0]

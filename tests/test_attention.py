@@ -92,11 +92,18 @@ def test_sdpa_fully_masked_row_gives_zeros_and_finite_gradients():
 @pytest.mark.parametrize(
     "bad",
     [
-        lambda: scaled_dot_product_attention(torch.randn(2, 3, 4), torch.randn(2, 5, 3), torch.randn(2, 5, 4)),
-        lambda: scaled_dot_product_attention(torch.randn(2, 3, 4), torch.randn(2, 5, 4), torch.randn(2, 6, 4)),
+        lambda: scaled_dot_product_attention(
+            torch.randn(2, 3, 4), torch.randn(2, 5, 3), torch.randn(2, 5, 4)
+        ),
+        lambda: scaled_dot_product_attention(
+            torch.randn(2, 3, 4), torch.randn(2, 5, 4), torch.randn(2, 6, 4)
+        ),
         lambda: scaled_dot_product_attention(torch.randn(3, 4), torch.randn(1, 5, 4), torch.randn(1, 5, 4)),
         lambda: scaled_dot_product_attention(
-            torch.randn(3, 4), torch.randn(5, 4), torch.randn(5, 4), attn_mask=torch.ones(5, 3, dtype=torch.bool)
+            torch.randn(3, 4),
+            torch.randn(5, 4),
+            torch.randn(5, 4),
+            attn_mask=torch.ones(5, 3, dtype=torch.bool),
         ),
         lambda: scaled_dot_product_attention(
             torch.randn(3, 4), torch.randn(5, 4), torch.randn(5, 4), attn_mask=torch.ones(3, 5)
@@ -247,7 +254,9 @@ def test_the_keyword_says_what_a_square_mask_means():
     _, weights = attention(x, padding_mask=mask, return_attention=True)
     assert (weights[2, 0, :, 1:] == 0).all() and (weights[2, 0, :, 0] == 1).all()  # sequence 2 has 1 real key
     _, weights = attention(x, attn_mask=mask, return_attention=True)
-    assert (weights[:, 0, 2, 1:] == 0).all() and (weights[:, 0, 2, 0] == 1).all()  # query 2 may see key 0 only
+    assert (weights[:, 0, 2, 1:] == 0).all() and (
+        weights[:, 0, 2, 0] == 1
+    ).all()  # query 2 may see key 0 only
 
 
 @pytest.mark.parametrize(
@@ -258,20 +267,28 @@ def test_the_keyword_says_what_a_square_mask_means():
         (lambda: SelfAttention(8, 2)(torch.randn(2, 5, 6)), r"\(b, t, e\) with e=8"),
         (lambda: SelfAttention(8, 2)(torch.randn(5, 8)), r"\(b, t, e\)"),
         (
-            lambda: SelfAttention(8, 2)(torch.randn(2, 5, 8), padding_mask=torch.ones(2, 4, dtype=torch.bool)),
+            lambda: SelfAttention(8, 2)(
+                torch.randn(2, 5, 8), padding_mask=torch.ones(2, 4, dtype=torch.bool)
+            ),
             r"padding_mask must have shape \(b, tk\) = \(2, 5\)",
         ),
         (
-            lambda: SelfAttention(8, 2)(torch.randn(2, 5, 8), padding_mask=torch.ones(5, 5, dtype=torch.bool)),
+            lambda: SelfAttention(8, 2)(
+                torch.randn(2, 5, 8), padding_mask=torch.ones(5, 5, dtype=torch.bool)
+            ),
             "pass a .* pattern as attn_mask",
         ),
         (lambda: SelfAttention(8, 2)(torch.randn(2, 5, 8), padding_mask=torch.ones(2, 5)), "boolean"),
         (
-            lambda: SelfAttention(8, 2)(torch.randn(2, 5, 8), attn_mask=torch.ones(2, 5, 5, dtype=torch.bool)),
+            lambda: SelfAttention(8, 2)(
+                torch.randn(2, 5, 8), attn_mask=torch.ones(2, 5, 5, dtype=torch.bool)
+            ),
             r"mask\[:, None\]",
         ),
         (
-            lambda: SelfAttention(8, 2)(torch.randn(2, 5, 8), attn_mask=torch.ones(3, 1, 5, 5, dtype=torch.bool)),
+            lambda: SelfAttention(8, 2)(
+                torch.randn(2, 5, 8), attn_mask=torch.ones(3, 1, 5, 5, dtype=torch.bool)
+            ),
             "does not broadcast",
         ),
         (lambda: SelfAttention(8, 2)(torch.randn(2, 5, 8), attn_mask=torch.ones(5, 5)), "boolean"),

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 import torch
 
+from fromscratch.attention.masks import padding_mask
 from fromscratch.data.multi30k import BOS_ID, EOS_ID, train_tokenizer
 from fromscratch.generate import beam_search, block_repeats, greedy_search, translate
 from fromscratch.generate.beam import _select, _select_cache, detokenize
-from fromscratch.masks import padding_mask
 from fromscratch.models import EncoderDecoder, RNNSeq2Seq
 
 V = 30
@@ -114,10 +114,14 @@ def test_control_bytes_in_an_output_become_replacement_characters():
 def test_cached_steps_equal_decoding_the_whole_prefix_even_after_reordering(model, kind):
     if kind != "transformer":
         torch.manual_seed(2)
-        model = RNNSeq2Seq(vocab_size=V, emb=8, hidden=12, attention=kind == "rnn_attention", max_len=40).eval()
+        model = RNNSeq2Seq(
+            vocab_size=V, emb=8, hidden=12, attention=kind == "rnn_attention", max_len=40
+        ).eval()
     src, mask = source()
     g = torch.Generator().manual_seed(3)
-    tokens = torch.cat([torch.full((4, 1), BOS_ID), torch.randint(4, V, (4, 6), generator=g)], dim=1)  # (4, 7)
+    tokens = torch.cat(
+        [torch.full((4, 1), BOS_ID), torch.randint(4, V, (4, 6), generator=g)], dim=1
+    )  # (4, 7)
     order = torch.tensor([2, 0, 0, 3])  # beam search's reordering: rows may be dropped or repeated
     with torch.no_grad():
         memory = model.encode(src, mask)
@@ -128,6 +132,8 @@ def test_cached_steps_equal_decoding_the_whole_prefix_even_after_reordering(mode
         memory = _select(memory, order)
         tokens, mask = tokens[order], mask[order]
         for i in range(3, 7):
-            step = model.decode(tokens[:, i : i + 1], memory, mask, last_only=True, cache=cache)[:, -1]  # (4, V)
+            step = model.decode(tokens[:, i : i + 1], memory, mask, last_only=True, cache=cache)[
+                :, -1
+            ]  # (4, V)
             full = model.decode(tokens[:, : i + 1], memory, mask, last_only=True)[:, -1]  # (4, V)
             torch.testing.assert_close(step, full, atol=1e-5, rtol=1e-4)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 import torch
 
+from fromscratch.attention.masks import padding_mask
+from fromscratch.data.masking import IGNORE, mask_tokens
 from fromscratch.interop.huggingface import StateDictMismatch, bert_table, from_hf, load_bert, load_state
-from fromscratch.masks import padding_mask
-from fromscratch.models.bert import IGNORE, BertEncoder, BertForClassification, BertForPretraining, mask_tokens
+from fromscratch.models.bert import BertEncoder, BertForClassification, BertForPretraining
 
 transformers = pytest.importorskip("transformers")
 
@@ -51,7 +52,9 @@ def test_minilm_equals_hf_on_the_mirrored_weights(mirror):
     hf = transformers.BertModel(transformers.BertConfig.from_json_file(fetch(MINILM["config.json"])))
     hf.load_state_dict(load_file(fetch(MINILM["model.safetensors"])), strict=False)
     hf.eval()
-    batch = tokenizer.encode_batch(["This movie was great!", "A much longer sentence, with emoji 😀 and digits 42."])
+    batch = tokenizer.encode_batch(
+        ["This movie was great!", "A much longer sentence, with emoji 😀 and digits 42."]
+    )
     ids = torch.tensor([e.ids for e in batch])
     mask = torch.tensor([e.attention_mask for e in batch]).bool()
     with torch.no_grad():

@@ -11,14 +11,8 @@ import pytest
 import torch
 from torch import nn
 
-from fromscratch.blocks import (
-    FeedForward,
-    PositionEmbedding,
-    PositionEncoding,
-    TransformerBlock,
-    TransformerStack,
-    sinusoidal_encoding,
-)
+from fromscratch.attention import PositionEmbedding, PositionEncoding, sinusoidal_encoding
+from fromscratch.blocks import FeedForward, TransformerBlock, TransformerStack
 from fromscratch.utils import count_parameters
 
 TOL = dict(atol=1e-5, rtol=1e-4)
@@ -54,7 +48,9 @@ def test_block_rejects_unknown_norm():
 def test_post_norm_output_is_normalised():
     block = TransformerBlock(16, 4, norm="post")
     out = block(torch.randn(2, 5, 16) * 10)
-    torch.testing.assert_close(out.mean(-1), torch.zeros(2, 5), atol=1e-5, rtol=0)  # LayerNorm's fresh weights: 1, 0
+    torch.testing.assert_close(
+        out.mean(-1), torch.zeros(2, 5), atol=1e-5, rtol=0
+    )  # LayerNorm's fresh weights: 1, 0
     torch.testing.assert_close(out.var(-1, unbiased=False), torch.ones(2, 5), atol=1e-3, rtol=0)
 
 
@@ -66,7 +62,9 @@ def test_block_is_permutation_equivariant_and_padding_blind():
     torch.testing.assert_close(block(x[:, perm]), block(x)[:, perm], **TOL)
     # what sits at padded positions does not change the real positions' outputs
     noisy = torch.where(mask[..., None], x, torch.randn_like(x) * 100)
-    torch.testing.assert_close(block(noisy, padding_mask=mask)[mask], block(x, padding_mask=mask)[mask], **TOL)
+    torch.testing.assert_close(
+        block(noisy, padding_mask=mask)[mask], block(x, padding_mask=mask)[mask], **TOL
+    )
     torch.testing.assert_close(block(x[1:2, :5]), block(x, padding_mask=mask)[1:2, :5], **TOL)
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from fromscratch.bpe import BytePairEncoding, gpt2_tokenizer, merge, pair_counts, tiktoken_gpt2, train_bpe
 from fromscratch.data import DataError, fetch
-from fromscratch.data.pretrained import GPT2_124M, GPT2_ENCODER, fetch_online
+from fromscratch.data.pretrained import GPT2_124M, GPT2_ENCODER, fetch_online, gpt2_tokenizer, tiktoken_gpt2
+from fromscratch.tokenizers import BytePairEncoding, merge, pair_counts, train_bpe
 
 HARD = [
     "Hello world",

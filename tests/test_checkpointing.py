@@ -6,8 +6,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from fromscratch.memory import measure_activations
 from fromscratch.models import Classifier, Generator, GeneratorConfig
+from fromscratch.training.memory import measure_activations
 
 CONFIG = GeneratorConfig(vocab_size=64, emb=32, heads=4, depth=4, context=16, dropout=0.1)
 

@@ -6,10 +6,10 @@ import pytest
 import torch
 
 from fromscratch.data.imdb import pad_batch
-from fromscratch.losses import classification_loss
 from fromscratch.metrics import Predictions, accuracy, predict_labels
 from fromscratch.models import Classifier, ClassifierConfig
-from fromscratch.train import TrainConfig, train
+from fromscratch.training import TrainConfig, train
+from fromscratch.training.losses import classification_loss
 
 TOL = dict(atol=1e-5, rtol=1e-4)
 
@@ -80,7 +80,9 @@ def test_errors_say_what_to_do():
         Classifier(SMALL, pooling="max")
     with pytest.raises(TypeError, match="unexpected keyword argument 'embb'"):
         Classifier(SMALL, embb=16)
-    with pytest.raises(TypeError, match=r"Classifier takes a ClassifierConfig \(e.g. from the run profile\), got int"):
+    with pytest.raises(
+        TypeError, match=r"Classifier takes a ClassifierConfig \(e.g. from the run profile\), got int"
+    ):
         Classifier(50)
     model = small()
     with pytest.raises(ValueError, match="max_len=12"):
@@ -88,7 +90,9 @@ def test_errors_say_what_to_do():
     with pytest.raises(ValueError, match=r"padding_mask must have shape \(b, tk\) = \(2, 5\)"):
         model(torch.ones(2, 5, dtype=torch.long), padding_mask=torch.ones(5, 5, dtype=torch.bool))
     with pytest.raises(TypeError):
-        model(torch.ones(2, 5, dtype=torch.long), torch.ones(2, 5, dtype=torch.bool))  # the mask is keyword-only
+        model(
+            torch.ones(2, 5, dtype=torch.long), torch.ones(2, 5, dtype=torch.bool)
+        )  # the mask is keyword-only
 
 
 def test_learns_a_toy_task_with_the_training_loop():
@@ -110,7 +114,9 @@ def test_learns_a_toy_task_with_the_training_loop():
     ]
     torch.manual_seed(0)
     model = Classifier(vocab_size=20, num_classes=2, emb=16, heads=2, depth=1, max_len=10)
-    train(model, batches, classification_loss, TrainConfig(steps=40, lr=1e-2, warmup_steps=10, progress=False))
+    train(
+        model, batches, classification_loss, TrainConfig(steps=40, lr=1e-2, warmup_steps=10, progress=False)
+    )
     assert predict_labels(model, batches).accuracy > 0.95
 
 
@@ -131,14 +137,17 @@ def test_predict_restores_the_data_order_and_finds_confident_mistakes():
     batches = []
     for index in order:
         tokens, mask = pad_batch([seqs[i] for i in index])
-        batches.append({"tokens": tokens, "padding_mask": mask, "labels": labels[index], "index": torch.tensor(index)})
+        batches.append(
+            {"tokens": tokens, "padding_mask": mask, "labels": labels[index], "index": torch.tensor(index)}
+        )
     got = predict_labels(model, batches)
     expected = torch.cat([model(s[None]).softmax(-1) for s in seqs])
     torch.testing.assert_close(got.probs, expected, **TOL)
     torch.testing.assert_close(got.labels, labels)
 
     made_up = Predictions(
-        probs=torch.tensor([[0.9, 0.1], [0.2, 0.8], [0.6, 0.4], [0.3, 0.7]]), labels=torch.tensor([1, 1, 1, 0])
+        probs=torch.tensor([[0.9, 0.1], [0.2, 0.8], [0.6, 0.4], [0.3, 0.7]]),
+        labels=torch.tensor([1, 1, 1, 0]),
     )
     assert made_up.accuracy == pytest.approx(0.25)
     assert made_up.most_confidently_wrong(2).tolist() == [0, 3]

@@ -14,9 +14,8 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from fromscratch import distributed
 from fromscratch.models import Generator, GeneratorConfig
-from fromscratch.train import TrainConfig, train
+from fromscratch.training import TrainConfig, distributed, train
 
 CONFIG = GeneratorConfig(vocab_size=64, emb=32, heads=4, depth=2, context=16)
 STEPS, BATCH = 3, 8  # optimiser steps; sequences per step over both ranks
@@ -50,7 +49,9 @@ def worker(out: Path) -> None:
     grads = {n: p.grad for n, p in model.named_parameters()}
     # 2. `train`, unchanged, on this rank's shard
     model = fresh_model()
-    history = train(model, distributed.shard(data()), lm_loss, TrainConfig(steps=STEPS, lr=1e-2, progress=False))
+    history = train(
+        model, distributed.shard(data()), lm_loss, TrainConfig(steps=STEPS, lr=1e-2, progress=False)
+    )
     # 3. ranks that built different models get a clear error before training
     try:
         train(fresh_model(emb=32 if rank == 0 else 48), data(), lm_loss, TrainConfig(steps=1, progress=False))
@@ -67,7 +68,14 @@ def worker(out: Path) -> None:
 def test_two_processes_equal_one_process_on_the_combined_batch(tmp_path):
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(Path(__file__).parents[1] / "src")}
     command = [sys.executable, "-m", "torch.distributed.run", "--nnodes", "1", "--nproc_per_node", "2"]
-    command += ["--master_addr", "127.0.0.1", "--master_port", str(distributed.free_port()), __file__, str(tmp_path)]
+    command += [
+        "--master_addr",
+        "127.0.0.1",
+        "--master_port",
+        str(distributed.free_port()),
+        __file__,
+        str(tmp_path),
+    ]
     run = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-3000:]
     ranks = [torch.load(tmp_path / f"rank{r}.pt") for r in range(2)]

@@ -7,8 +7,13 @@ import torch
 from torch import nn
 
 from fromscratch.attention import SelfAttention
-from fromscratch.interop import load_from_transformer, to_multihead_attention, to_transformer, transformer_logits
-from fromscratch.masks import padding_mask
+from fromscratch.attention.masks import padding_mask
+from fromscratch.interop import (
+    load_from_transformer,
+    to_multihead_attention,
+    to_transformer,
+    transformer_logits,
+)
 from fromscratch.models import EncoderDecoder, EncoderDecoderConfig, RNNSeq2Seq
 from fromscratch.models.pool_dropout import PoolDropout
 from fromscratch.utils import evaluating
@@ -81,7 +86,9 @@ def test_encoder_decoder_equals_nn_transformer_forward_and_gradients(norm):
     our_grads = {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
     model.zero_grad()
     (transformer_logits(model, twin, src, tgt, src_mask, tgt_mask) * target).sum().backward()
-    torch.testing.assert_close(model.src_embedding.weight.grad, our_grads["src_embedding.weight"], atol=1e-5, rtol=1e-4)
+    torch.testing.assert_close(
+        model.src_embedding.weight.grad, our_grads["src_embedding.weight"], atol=1e-5, rtol=1e-4
+    )
     their = dict(twin.named_parameters())
     torch.testing.assert_close(
         their["decoder.layers.1.multihead_attn.out_proj.weight"].grad,
@@ -90,7 +97,10 @@ def test_encoder_decoder_equals_nn_transformer_forward_and_gradients(norm):
         rtol=1e-4,
     )
     torch.testing.assert_close(
-        their["encoder.layers.0.linear1.weight"].grad, our_grads["encoder.0.ff.net.0.weight"], atol=1e-5, rtol=1e-4
+        their["encoder.layers.0.linear1.weight"].grad,
+        our_grads["encoder.0.ff.net.0.weight"],
+        atol=1e-5,
+        rtol=1e-4,
     )
 
 
@@ -136,7 +146,9 @@ def test_encoder_decoder_ignores_padded_source_tokens():
     src, tgt, src_mask, tgt_mask = batch()
     changed = src.masked_fill(~src_mask, 7)  # other tokens where the source is padding
     with torch.no_grad():
-        torch.testing.assert_close(model(src, tgt, src_mask, tgt_mask), model(changed, tgt, src_mask, tgt_mask))
+        torch.testing.assert_close(
+            model(src, tgt, src_mask, tgt_mask), model(changed, tgt, src_mask, tgt_mask)
+        )
 
 
 def test_attention_weights_per_layer_and_shapes():

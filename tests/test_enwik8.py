@@ -105,7 +105,9 @@ def test_more_than_the_prefix_needs_the_full_file(small_mirror):
         data = load_with_tiny_prefix(1500, dataset="tiny-enwik8")
     assert data.source == "tiny-enwik8" and data.offsets["test"] == (1425, 1500)
     with pytest.raises(DataError, match="FROMSCRATCH_MIRROR") as error:
-        enwik8.load(1500, dataset="tiny-missing", prefix="tiny-enwik8-prefix", prefix_bytes=1000, progressbar=False)
+        enwik8.load(
+            1500, dataset="tiny-missing", prefix="tiny-enwik8-prefix", prefix_bytes=1000, progressbar=False
+        )
     assert "data_bytes <= 1,000" in str(error.value)  # says a short run could use the prefix
     with pytest.raises(ValueError, match="positive"):
         enwik8.load(0, dataset="tiny-enwik8")
@@ -122,7 +124,9 @@ def test_random_subsequences_are_next_byte_pairs_and_seeded():
         torch.testing.assert_close(x[:, 1:] - x[:, :-1], torch.ones(4, 15, dtype=torch.long))  # contiguous
         assert int(y.max()) <= 199
     again = list(batches)
-    assert all(torch.equal(a[0], b[0]) for a, b in zip(first, again, strict=True))  # a fresh, identical stream
+    assert all(
+        torch.equal(a[0], b[0]) for a, b in zip(first, again, strict=True)
+    )  # a fresh, identical stream
     other = next(iter(enwik8.RandomSubsequences(data, context=16, batch_size=4, seed=4)))
     assert not torch.equal(other[0], first[0][0])
     with pytest.raises(ValueError, match="too few"):

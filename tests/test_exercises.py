@@ -23,7 +23,9 @@ def test_the_module_docstring_runs():
 
 def test_check_function_right_wrong_and_not_attempted(capsys):
     inputs = [(torch.randn(2, 3),), (torch.randn(4, 5),)]
-    assert check_function(lambda x: torch.exp(x) / torch.exp(x).sum(-1, keepdim=True), reference, inputs) is True
+    assert (
+        check_function(lambda x: torch.exp(x) / torch.exp(x).sum(-1, keepdim=True), reference, inputs) is True
+    )
     assert "✓" in capsys.readouterr().out
     assert check_function(lambda x: x.softmax(dim=0), reference, inputs) is False
     assert "differs from the reference on test input 1" in capsys.readouterr().out
@@ -31,7 +33,9 @@ def test_check_function_right_wrong_and_not_attempted(capsys):
     assert "expected shape" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("stub", [lambda x: None, lambda x: ..., lambda x: (_ for _ in ()).throw(NotImplementedError)])
+@pytest.mark.parametrize(
+    "stub", [lambda x: None, lambda x: ..., lambda x: (_ for _ in ()).throw(NotImplementedError)]
+)
 def test_an_untouched_stub_is_not_attempted_never_an_error(stub, capsys):
     assert check_function(stub, reference, [(torch.randn(2, 3),)]) is None
     assert "not attempted yet" in capsys.readouterr().out

@@ -9,7 +9,7 @@ import torch
 
 import fromscratch.exercises.ch01 as ch01
 from fromscratch.data.movielens import Ratings
-from fromscratch.recommend import MatrixFactorization, predict_ratings
+from fromscratch.models.recommender import MatrixFactorization, predict_ratings
 
 MOVIES = {  # the chapter's hand-made (romance, action) features
     "Titanic": (0.9, 0.3),
@@ -83,7 +83,9 @@ def test_check_rmse(capsys):
 
 
 def test_check_test_rmse(model, capsys):
-    ratings = Ratings(torch.tensor([0, 1, 6, 3]), torch.tensor([2, 10, 0, 5]), torch.tensor([4.0, 1.0, 5.0, 3.0]))
+    ratings = Ratings(
+        torch.tensor([0, 1, 6, 3]), torch.tensor([2, 10, 0, 5]), torch.tensor([4.0, 1.0, 5.0, 3.0])
+    )
     right = (predict_ratings(model, ratings) - ratings.rating).pow(2).mean().sqrt()
     assert ch01.check_test_rmse(right, model, ratings) is True
     assert "✓ the test RMSE is right" in capsys.readouterr().out

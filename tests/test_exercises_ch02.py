@@ -65,7 +65,9 @@ def test_check_temperature(capsys):
 
     assert ch02.check_temperature(with_temperature) is True
     assert "✓" in capsys.readouterr().out
-    assert ch02.check_temperature(lambda x, tau: torch.softmax(x @ x.transpose(1, 2) * tau, dim=2) @ x) is False
+    assert (
+        ch02.check_temperature(lambda x, tau: torch.softmax(x @ x.transpose(1, 2) * tau, dim=2) @ x) is False
+    )
     assert "✗" in capsys.readouterr().out  # multiplies by tau: right only for tau = 1
     assert ch02.check_temperature(stub) is None
     assert "not attempted yet" in capsys.readouterr().out

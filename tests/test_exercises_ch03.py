@@ -68,7 +68,9 @@ def test_check_padded_causal_mask(capsys):
 
     assert ch03.check_padded_causal_mask(right) is True
     assert "✓" in capsys.readouterr().out
-    assert ch03.check_padded_causal_mask(lambda lengths, t: causal_mask(t).expand(len(lengths), t, t)) is False
+    assert (
+        ch03.check_padded_causal_mask(lambda lengths, t: causal_mask(t).expand(len(lengths), t, t)) is False
+    )
     assert "✗" in capsys.readouterr().out  # forgets the padding
     assert ch03.check_padded_causal_mask(lambda lengths, t: padding_mask(lengths, t)[:, None, :]) is False
     assert "expected shape" in capsys.readouterr().out  # (b, 1, t) broadcasts, but is not (b, t, t)

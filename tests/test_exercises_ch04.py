@@ -42,7 +42,8 @@ def test_check_multi_head(capsys):
         b, t, e = x.shape
         h = attention.heads
         q, k, v = (
-            f(x).reshape(b * h, t, e // h) for f in (attention.to_queries, attention.to_keys, attention.to_values)
+            f(x).reshape(b * h, t, e // h)
+            for f in (attention.to_queries, attention.to_keys, attention.to_values)
         )
         w = torch.softmax(q @ k.transpose(1, 2) / math.sqrt(e // h), dim=2)
         return attention.unify_heads((w @ v).reshape(b, t, e))

@@ -7,6 +7,9 @@ import math
 
 import torch
 
+from fromscratch.tokenizers.special import BOS as BOS_ID
+from fromscratch.tokenizers.special import EOS as EOS_ID
+
 import fromscratch.exercises.ch09 as ch09
 
 
@@ -40,10 +43,10 @@ def test_check_cross_attention(capsys, global_rng_untouched):
 
 def test_check_teacher_forcing(capsys):
     def right(target):
-        return torch.tensor([2, *target.tolist()]), torch.tensor([*target.tolist(), 3])
+        return torch.tensor([BOS_ID, *target.tolist()]), torch.tensor([*target.tolist(), EOS_ID])
 
     def not_shifted(target):
-        return torch.tensor([2, *target.tolist()]), torch.tensor([2, *target.tolist()])
+        return torch.tensor([BOS_ID, *target.tolist()]), torch.tensor([BOS_ID, *target.tolist()])
 
     assert ch09.check_teacher_forcing(right) is True
     assert ch09.check_teacher_forcing(not_shifted) is False

@@ -23,7 +23,9 @@ def test_check_alibi_bias(capsys):
 
     assert ch11.check_alibi_bias(with_loops) is True
     assert "✓" in capsys.readouterr().out
-    assert ch11.check_alibi_bias(lambda slopes, t: with_loops(slopes, t).neg()) is False  # a bonus, not a penalty
+    assert (
+        ch11.check_alibi_bias(lambda slopes, t: with_loops(slopes, t).neg()) is False
+    )  # a bonus, not a penalty
     assert "✗" in capsys.readouterr().out
     assert ch11.check_alibi_bias(stub) is None
     assert "not attempted yet" in capsys.readouterr().out

@@ -6,8 +6,8 @@ import torch
 import torch.utils.checkpoint
 
 from fromscratch.exercises import ch12
-from fromscratch.memory import T4_BYTES, estimate_memory, fits
 from fromscratch.models import GeneratorConfig
+from fromscratch.training.memory import T4_BYTES, estimate_memory, fits
 
 
 def test_attention_bytes(capsys):

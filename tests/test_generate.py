@@ -48,7 +48,9 @@ def test_top_k_only_draws_from_the_k_most_likely():
     logits = torch.randn(4, 256, generator=torch.Generator().manual_seed(5))
     allowed = logits.topk(3, dim=-1).indices  # (4, 3)
     gen = torch.Generator().manual_seed(0)
-    draws = torch.stack([next_token(logits, temperature=5.0, top_k=3, generator=gen) for _ in range(300)])  # (300, 4)
+    draws = torch.stack(
+        [next_token(logits, temperature=5.0, top_k=3, generator=gen) for _ in range(300)]
+    )  # (300, 4)
     for row in range(4):
         assert set(draws[:, row].tolist()) == set(allowed[row].tolist())  # all three seen, nothing else
     torch.testing.assert_close(next_token(logits, top_k=1, generator=gen), logits.argmax(-1))
@@ -60,7 +62,9 @@ def test_sampling_is_reproducible_and_follows_the_distribution():
     assert a == generate(model, "seed", 30, temperature=1.0, seed=7)
     assert a != generate(model, "seed", 30, temperature=1.0, seed=8)
     probs = torch.tensor([[0.7, 0.2, 0.1]])
-    draws = torch.stack([next_token(probs.log(), generator=torch.Generator().manual_seed(i)) for i in range(2000)])
+    draws = torch.stack(
+        [next_token(probs.log(), generator=torch.Generator().manual_seed(i)) for i in range(2000)]
+    )
     freq = torch.bincount(draws.flatten(), minlength=3).float() / 2000
     torch.testing.assert_close(freq, probs[0], atol=0.04, rtol=0)
 

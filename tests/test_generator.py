@@ -7,9 +7,9 @@ import math
 import pytest
 import torch
 
-from fromscratch.losses import next_byte_loss
 from fromscratch.models import Generator, GeneratorConfig
 from fromscratch.profiles import get_profile
+from fromscratch.training.losses import next_byte_loss
 
 T = 10
 
@@ -92,9 +92,13 @@ def test_built_from_every_profile():
     for name in ("smoke", "cpu", "gpu"):
         run = get_profile(name).enwik8
         model = Generator(run.model)
-        assert model.context == run.context and len(model.stack.blocks) == run.depth and model.vocab_size == 256
+        assert (
+            model.context == run.context and len(model.stack.blocks) == run.depth and model.vocab_size == 256
+        )
         demo = Generator(run.model, context=run.demo_context, causal=False)
-        assert demo.config.context == run.demo_context and not demo.config.causal and demo.config.emb == run.emb
+        assert (
+            demo.config.context == run.demo_context and not demo.config.causal and demo.config.emb == run.emb
+        )
 
 
 def test_config_defaults_are_the_blogs_model():
@@ -114,4 +118,6 @@ def test_next_byte_loss_is_bits_per_predicted_byte():
     assert next_byte_loss(Uniform(), (inputs, targets)).item() == pytest.approx(8.0)
     model = small().eval()
     nats = torch.nn.functional.cross_entropy(model(inputs).reshape(-1, 256), targets.reshape(-1))
-    assert next_byte_loss(model, (inputs, targets)).item() == pytest.approx(nats.item() / math.log(2), rel=1e-5)
+    assert next_byte_loss(model, (inputs, targets)).item() == pytest.approx(
+        nats.item() / math.log(2), rel=1e-5
+    )

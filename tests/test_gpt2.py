@@ -5,9 +5,15 @@ from __future__ import annotations
 import pytest
 import torch
 
+from fromscratch.attention.masks import padding_mask
 from fromscratch.generate import generate_tokens
-from fromscratch.interop.huggingface import GPT2_TRANSPOSED, StateDictMismatch, from_hf, gpt2_table, load_state
-from fromscratch.masks import padding_mask
+from fromscratch.interop.huggingface import (
+    GPT2_TRANSPOSED,
+    StateDictMismatch,
+    from_hf,
+    gpt2_table,
+    load_state,
+)
 from fromscratch.models.gpt2 import GPT2
 
 transformers = pytest.importorskip("transformers")
@@ -15,7 +21,9 @@ transformers = pytest.importorskip("transformers")
 
 def hf_gpt2(seed: int = 0, **sizes):
     torch.manual_seed(seed)
-    config = dict(vocab_size=101, n_embd=24, n_layer=2, n_head=3, n_positions=16, resid_pdrop=0.0, embd_pdrop=0.0)
+    config = dict(
+        vocab_size=101, n_embd=24, n_layer=2, n_head=3, n_positions=16, resid_pdrop=0.0, embd_pdrop=0.0
+    )
     config = transformers.GPT2Config(**(config | sizes), attn_pdrop=0.0, attn_implementation="eager")
     return transformers.GPT2LMHeadModel(config).eval()
 
@@ -65,7 +73,9 @@ def test_a_state_dict_for_another_config_lists_the_keys():
     state = hf_gpt2(n_embd=30, n_head=3).state_dict()
     ours = GPT2(vocab_size=101, context=16, emb=24, heads=3, depth=2)
     with pytest.raises(StateDictMismatch) as error:
-        load_state(ours, state, gpt2_table(2), transposed=GPT2_TRANSPOSED, ignored=r"^lm_head", strip="transformer.")
+        load_state(
+            ours, state, gpt2_table(2), transposed=GPT2_TRANSPOSED, ignored=r"^lm_head", strip="transformer."
+        )
     message = str(error.value)
     assert "wrong shape" in message and "h.0.attn.c_attn.weight (30, 90)" in message
     assert "missing (0)" in message and "unexpected (0)" in message

@@ -17,7 +17,7 @@ import torch
 from fromscratch.data.batching import bucketed_batches, pad_batch
 from fromscratch.data.imdb import ReviewBatches, Reviews, load_imdb
 from fromscratch.data.registry import DataError, DataFile
-from fromscratch.data.text import CLS, PAD, UNK, build_vocab, tokenize
+from fromscratch.tokenizers.words import CLS, PAD, UNK, build_vocab, tokenize
 
 TINY = DataFile(
     name="aclImdb-tiny",
@@ -69,7 +69,16 @@ def tiny(tmp_path, monkeypatch) -> DataFile:
 
 # --- tokeniser and vocabulary ----------------------------------------------------------------------
 def test_tokenize():
-    assert tokenize("A <br />great film. Don't miss it!") == ["a", "great", "film", ".", "don't", "miss", "it", "!"]
+    assert tokenize("A <br />great film. Don't miss it!") == [
+        "a",
+        "great",
+        "film",
+        ".",
+        "don't",
+        "miss",
+        "it",
+        "!",
+    ]
     assert tokenize("WOW!!<br/>10/10") == ["wow", "!", "!", "10", "/", "10"]
     assert tokenize("Café  crème -- 'quoted'") == ["café", "crème", "-", "-", "'", "quoted", "'"]
     assert tokenize("") == []
@@ -130,11 +139,16 @@ def test_small_vocabulary_maps_the_rest_to_unk(tiny):
 
 
 def test_the_full_split_is_cached_atomically_and_subsets_agree(tiny, tmp_path):
-    with_cache_missing = load_imdb(vocab_size=50, max_len=8, train_reviews=4, test_reviews=2, seed=3, dataset=tiny)
+    with_cache_missing = load_imdb(
+        vocab_size=50, max_len=8, train_reviews=4, test_reviews=2, seed=3, dataset=tiny
+    )
     cache = tmp_path / "cache" / "tokens"
     assert not cache.exists()  # a subset reads only its own files
     load_imdb(vocab_size=50, max_len=8, dataset=tiny)
-    assert sorted(p.name for p in cache.iterdir()) == ["aclImdb-tiny-test-v1.npz", "aclImdb-tiny-train-v1.npz"]
+    assert sorted(p.name for p in cache.iterdir()) == [
+        "aclImdb-tiny-test-v1.npz",
+        "aclImdb-tiny-train-v1.npz",
+    ]
     from_cache = load_imdb(vocab_size=50, max_len=8, train_reviews=4, test_reviews=2, seed=3, dataset=tiny)
     for a, b in zip(with_cache_missing[:2], from_cache[:2], strict=True):
         assert a.names == b.names and all(torch.equal(x, y) for x, y in zip(a.ids, b.ids, strict=True))
@@ -221,11 +235,17 @@ def test_real_imdb_subset(mirror):
 
 def test_hold_out_splits_off_a_balanced_validation_set():
     reviews = fake_reviews(list(range(1, 21)))
-    reviews.names = [f"{'pos' if label else 'neg'}/{i}_1.txt" for i, label in enumerate(reviews.labels.tolist())]
+    reviews.names = [
+        f"{'pos' if label else 'neg'}/{i}_1.txt" for i, label in enumerate(reviews.labels.tolist())
+    ]
     rest, held = reviews.hold_out(6, seed=1)
     assert len(rest) == 14 and len(held) == 6 and held.labels.sum() == 3
     assert sorted(rest.names + held.names) == sorted(reviews.names)
     for part in (rest, held):  # every review keeps its own tokens, label and length
         for name, ids, label, length in zip(part.names, part.ids, part.labels, part.lengths, strict=True):
             j = reviews.names.index(name)
-            assert torch.equal(ids, reviews.ids[j]) and label == reviews.labels[j] and length == reviews.lengths[j]
+            assert (
+                torch.equal(ids, reviews.ids[j])
+                and label == reviews.labels[j]
+                and length == reviews.lengths[j]
+            )

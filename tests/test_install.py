@@ -105,7 +105,17 @@ def fresh_environment(where: Path, wheel: Path) -> Path:
     for dist in closure([*declared(wheel), *(Requirement(name) for name in COLAB_HAS)]):
         if dist.metadata["Name"].lower() != "fromscratch":
             link(dist, site)
-    install = [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index", "-q"]
+    install = [
+        sys.executable,
+        "-m",
+        "pip",
+        "--python",
+        str(python),
+        "install",
+        "--no-deps",
+        "--no-index",
+        "-q",
+    ]
     subprocess.run([*install, str(wheel)], check=True, capture_output=True)
     return python
 
@@ -136,11 +146,19 @@ def test_a_chapter_runs_from_the_installed_wheel(tmp_path, monkeypatch):
     )
     nb.cells.append(nbformat.v4.new_code_cell(probe))
     try:
-        NotebookClient(nb, kernel_name="fresh", timeout=300, resources={"metadata": {"path": str(workdir)}}).execute()
+        NotebookClient(
+            nb, kernel_name="fresh", timeout=300, resources={"metadata": {"path": str(workdir)}}
+        ).execute()
     except CellExecutionError as error:
         plain = re.sub(r"\x1b\[[0-9;]*m", "", str(error))  # the traceback without its terminal colours
-        pytest.fail(f"{CHAPTER.name} fails when installed from the wheel (a dependency not declared?):\n{plain}")
+        pytest.fail(
+            f"{CHAPTER.name} fails when installed from the wheel (a dependency not declared?):\n{plain}"
+        )
 
     printed = "".join(out.get("text", "") for out in nb.cells[-1].outputs).splitlines()
-    assert Path(printed[0]).is_relative_to(tmp_path / "env"), f"imported {printed[0]}, not the installed wheel"
-    assert printed[1] == "undeclared importable: False", "the fresh environment sees packages it did not declare"
+    assert Path(printed[0]).is_relative_to(tmp_path / "env"), (
+        f"imported {printed[0]}, not the installed wheel"
+    )
+    assert printed[1] == "undeclared importable: False", (
+        "the fresh environment sees packages it did not declare"
+    )

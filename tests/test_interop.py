@@ -12,8 +12,8 @@ from torch import nn
 
 from fromscratch import interop
 from fromscratch.attention import SelfAttention, causal_mask
+from fromscratch.attention.masks import padding_mask
 from fromscratch.blocks import TransformerBlock, TransformerStack
-from fromscratch.masks import padding_mask
 
 TOL = dict(atol=1e-5, rtol=1e-4)
 
@@ -70,7 +70,9 @@ def test_attention_weights_and_combined_masks_match_multihead_attention():
     causal_out = ours.__class__(e, h, causal=True, qkv_bias=True)
     causal_out.load_state_dict(ours.state_dict())
     for mask in (None, padding_mask(lengths, 5)):  # causal=True combines with a key-padding mask
-        ref, ref_weights = theirs(x, x, x, attn_mask=~causal_mask(5), key_padding_mask=None if mask is None else ~mask)
+        ref, ref_weights = theirs(
+            x, x, x, attn_mask=~causal_mask(5), key_padding_mask=None if mask is None else ~mask
+        )
         out, weights = causal_out(x, padding_mask=mask, return_attention=True)
         torch.testing.assert_close(causal_out(x, padding_mask=mask), ref, atol=1e-5, rtol=1e-4)
         torch.testing.assert_close(out, ref, atol=1e-5, rtol=1e-4)
@@ -108,7 +110,9 @@ def test_block_to_and_from_encoder_layer(norm, activation):
 def test_copy_checks_keys_and_shapes_before_copying():
     ours, theirs = SelfAttention(8, 2, qkv_bias=True), nn.MultiheadAttention(8, 2, batch_first=True)
     before = {k: v.clone() for k, v in theirs.state_dict().items()}
-    with pytest.raises(ValueError, match=r"names 5 of our keys, the module has 8: not in the table \['to_keys.bias'"):
+    with pytest.raises(
+        ValueError, match=r"names 5 of our keys, the module has 8: not in the table \['to_keys.bias'"
+    ):
         interop.copy_weights(ours, theirs, interop.multihead_attention_table(qkv_bias=False))
     with pytest.raises(ValueError, match="Shapes differ"):
         interop.copy_weights(SelfAttention(12, 2, qkv_bias=True), theirs, interop.multihead_attention_table())
@@ -182,7 +186,9 @@ def test_block_to_bert_layer_zeroes_the_biases_we_lack():
     layer = interop.to_bert_layer(block).eval()
     assert (layer.attention.self.query.bias == 0).all()
     x, mask = padded_batch(seed=5)
-    torch.testing.assert_close(block(x, padding_mask=mask)[mask], first(layer(x, additive_mask(mask)))[mask], **TOL)
+    torch.testing.assert_close(
+        block(x, padding_mask=mask)[mask], first(layer(x, additive_mask(mask)))[mask], **TOL
+    )
     with pytest.raises(ValueError, match="post-norm"):
         interop.to_bert_layer(TransformerBlock(16, 4, norm="pre"))
 

@@ -25,7 +25,9 @@ def test_cached_greedy_generation_equals_recomputation(positions, length):
     assert torch.equal(cached, plain)
 
 
-@pytest.mark.parametrize("fields", [{}, {"norm": "pre"}, {"sparsity": "fixed", "sparse_block": 4}, {"kind": "wide"}])
+@pytest.mark.parametrize(
+    "fields", [{}, {"norm": "pre"}, {"sparsity": "fixed", "sparse_block": 4}, {"kind": "wide"}]
+)
 def test_cached_logits_equal_the_full_forward(fields):
     model = small_generator(**fields)
     tokens = torch.randint(0, 256, (2, 30), generator=torch.Generator().manual_seed(2))
@@ -57,7 +59,9 @@ def test_the_cache_is_explicit_and_models_without_one_recompute():
         return model(tokens)
 
     out = generate_tokens(plain, torch.zeros(1, 3, dtype=torch.long), 5, context=48, temperature=0)
-    assert torch.equal(out, generate_tokens(model, torch.zeros(1, 3, dtype=torch.long), 5, context=48, temperature=0))
+    assert torch.equal(
+        out, generate_tokens(model, torch.zeros(1, 3, dtype=torch.long), 5, context=48, temperature=0)
+    )
 
 
 def test_attention_with_a_cache_matches_causal_attention_and_checks_shapes():
@@ -65,7 +69,9 @@ def test_attention_with_a_cache_matches_causal_attention_and_checks_shapes():
     attention = SelfAttention(16, 2, causal=True).eval()
     x = torch.randn(2, 9, 16)
     cache = KVCache()
-    steps = [attention(x[:, :4], cache=cache)] + [attention(x[:, i : i + 1], cache=cache) for i in range(4, 9)]
+    steps = [attention(x[:, :4], cache=cache)] + [
+        attention(x[:, i : i + 1], cache=cache) for i in range(4, 9)
+    ]
     torch.testing.assert_close(torch.cat(steps, 1), attention(x), atol=1e-6, rtol=1e-5)
     with pytest.raises(ValueError, match="fresh KVCache"):
         attention(torch.randn(3, 1, 16), cache=cache)  # another batch size
@@ -90,4 +96,6 @@ def test_gpt2_cached_generation_equals_recomputation():
     prompt = torch.randint(0, 300, (2, 6), generator=torch.Generator().manual_seed(1))
     for length in (1, 20, 50):
         cached = generate_tokens(model, prompt, length, context=48, temperature=0)
-        assert torch.equal(cached, generate_tokens(model, prompt, length, context=48, temperature=0, use_cache=False))
+        assert torch.equal(
+            cached, generate_tokens(model, prompt, length, context=48, temperature=0, use_cache=False)
+        )

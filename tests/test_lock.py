@@ -38,7 +38,9 @@ def test_lock_satisfies_every_input_requirement():
             continue
         assert name in pinned, f"{req} is not in requirements.lock: run `make lock`"
         version = pinned[name][0]
-        assert req.specifier.contains(version, prereleases=True), f"the lock pins {name}=={version}, outside {req}"
+        assert req.specifier.contains(version, prereleases=True), (
+            f"the lock pins {name}=={version}, outside {req}"
+        )
 
 
 @needs_lock

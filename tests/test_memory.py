@@ -6,7 +6,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from fromscratch.memory import (
+from fromscratch.models import Classifier, ClassifierConfig, Generator, GeneratorConfig
+from fromscratch.profiles import PROFILE_NAMES, get_profile
+from fromscratch.profiles.going_big import training_runs
+from fromscratch.training.memory import (
     T4_BYTES,
     attention_matrix_bytes,
     estimate_memory,
@@ -14,15 +17,14 @@ from fromscratch.memory import (
     measure_activations,
     mib,
 )
-from fromscratch.models import Classifier, ClassifierConfig, Generator, GeneratorConfig
-from fromscratch.profiles import PROFILE_NAMES, get_profile
-from fromscratch.profiles.going_big import training_runs
 
 GENERATORS = [
     GeneratorConfig(vocab_size=64, emb=32, heads=4, depth=3, context=24),
     GeneratorConfig(vocab_size=64, emb=32, heads=4, depth=2, context=24, norm="pre", dropout=0.1),
     GeneratorConfig(vocab_size=64, emb=48, heads=2, depth=2, context=40, checkpoint=True),
-    GeneratorConfig(vocab_size=64, emb=32, heads=4, depth=4, context=16, dropout=0.1, checkpoint=True, norm="pre"),
+    GeneratorConfig(
+        vocab_size=64, emb=32, heads=4, depth=4, context=16, dropout=0.1, checkpoint=True, norm="pre"
+    ),
 ]
 
 
@@ -41,7 +43,9 @@ def saved_by_generator(config: GeneratorConfig, batch: int, precision: str, atte
     return measure_activations(model, forward).bytes
 
 
-@pytest.mark.parametrize("config", GENERATORS, ids=lambda c: f"d{c.depth}-{c.norm}-p{c.dropout}-ck{c.checkpoint}")
+@pytest.mark.parametrize(
+    "config", GENERATORS, ids=lambda c: f"d{c.depth}-{c.norm}-p{c.dropout}-ck{c.checkpoint}"
+)
 @pytest.mark.parametrize("precision", ["fp32", "bf16"])
 @pytest.mark.parametrize("attention", ["fast", "teaching"])
 def test_generator_estimate_within_15_percent_of_measurement(config, precision, attention):
@@ -53,7 +57,9 @@ def test_generator_estimate_within_15_percent_of_measurement(config, precision, 
 @pytest.mark.parametrize("pad_id", [0, None])
 @pytest.mark.parametrize("attention", ["fast", "teaching"])
 def test_classifier_estimate_within_15_percent_of_measurement(pad_id, attention):
-    config = ClassifierConfig(vocab_size=100, emb=32, heads=4, depth=2, max_len=40, dropout=0.1, pad_id=pad_id)
+    config = ClassifierConfig(
+        vocab_size=100, emb=32, heads=4, depth=2, max_len=40, dropout=0.1, pad_id=pad_id
+    )
     torch.manual_seed(0)
     model = Classifier(config)
     tokens = torch.randint(1, 100, (4, 40))

@@ -63,7 +63,8 @@ def test_each_byte_scored_once_at_the_documented_window_position():
     plan = [(1, 0), (2, 1), (3, 2), (4, 3), (5, 2), (6, 3), (7, 2), (8, 3), (9, 3)]
     with torch.no_grad():
         nats = [
-            -torch.log_softmax(model.by_token[values[i - 1]] + model.by_position[j], dim=0)[values[i]] for i, j in plan
+            -torch.log_softmax(model.by_token[values[i - 1]] + model.by_position[j], dim=0)[values[i]]
+            for i, j in plan
         ]
     expected = float(sum(nats)) / len(plan) / math.log(2)
     got = bits_per_byte(model, stream, context=4, stride=2, batch_size=3)

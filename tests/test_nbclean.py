@@ -13,7 +13,10 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_outp
 ROOT = Path(__file__).resolve().parents[1]
 TOOL = ROOT / "tools" / "nbclean.py"
 
-TIMESTAMPS = {"iopub.execute_input": "2025-01-01T10:00:00.1Z", "shell.execute_reply": "2025-01-01T10:00:00.2Z"}
+TIMESTAMPS = {
+    "iopub.execute_input": "2025-01-01T10:00:00.1Z",
+    "shell.execute_reply": "2025-01-01T10:00:00.2Z",
+}
 SLIDE = {"slideshow": {"slide_type": "-"}}
 
 
@@ -21,7 +24,9 @@ def run_notebook():
     """A notebook as Jupyter leaves it after a run: counts, outputs, timings everywhere."""
     plain = new_code_cell("print('hello')", execution_count=1, metadata={**SLIDE, "execution": TIMESTAMPS})
     plain.outputs = [new_output("stream", name="stdout", text="hello\n")]
-    checked = new_code_cell("# NBVAL_CHECK_OUTPUT\n1 + 1", execution_count=2, metadata={"execution": TIMESTAMPS})
+    checked = new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n1 + 1", execution_count=2, metadata={"execution": TIMESTAMPS}
+    )
     checked.outputs = [
         new_output("stream", name="stdout", text="kept\n"),
         new_output("stream", name="stderr", text="a warning\n"),
@@ -58,7 +63,10 @@ def test_clean_keeps_checked_plain_text_and_strips_the_rest():
     nbformat.validate(nb)
     markdown, plain, checked = nb.cells
     assert plain.outputs == [] and plain.execution_count is None
-    assert [out.get("text") for out in checked.outputs] == ["kept\n", None]  # stderr (warnings, progress) goes
+    assert [out.get("text") for out in checked.outputs] == [
+        "kept\n",
+        None,
+    ]  # stderr (warnings, progress) goes
     assert checked.outputs[1].data == {"text/plain": "2"} and checked.outputs[1].execution_count is None
     assert all("execution" not in cell.metadata for cell in nb.cells)
     assert plain.metadata == SLIDE and markdown.metadata == SLIDE  # the slide metadata stays
@@ -81,7 +89,9 @@ def test_command_line_check_then_strip(tmp_path):
 
 def test_clean_collapses_the_setup_cell_once():
     setup = new_code_cell("import fromscratch\n\ndevice, prof = fromscratch.setup(seed=0)", metadata=SLIDE)
-    nb = new_notebook(cells=[new_markdown_cell("# 01 · Title", metadata=SLIDE), setup, new_code_cell("1 + 1")])
+    nb = new_notebook(
+        cells=[new_markdown_cell("# 01 · Title", metadata=SLIDE), setup, new_code_cell("1 + 1")]
+    )
     nbclean.clean(nb)
     nbclean.clean(nb)
     assert nb.cells[1].metadata["tags"] == ["hide-input"]

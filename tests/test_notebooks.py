@@ -95,10 +95,14 @@ def test_exercises_follow_the_learner_cell_pattern(path):
         code = [cells[i] for i in members if cells[i].cell_type == "code"]
         assert code, f"{where}: the solution has no code"
         for cell in code:
-            assert "hide-input" in cell.metadata.get("tags", []), f"{where}: solutions are collapsed in the book"
+            assert "hide-input" in cell.metadata.get("tags", []), (
+                f"{where}: solutions are collapsed in the book"
+            )
             assert cell.metadata.get("cellView") == "form", f"{where}: solutions are collapsed in Colab"
         last = code[-1]
-        assert "exercises." in last.source and nbclean.CHECK_MARK in last.source, f"{where}: unchecked solution"
+        assert "exercises." in last.source and nbclean.CHECK_MARK in last.source, (
+            f"{where}: unchecked solution"
+        )
         assert "✓" in output_text(last) and "✗" not in output_text(last), f"{where}: the solution must pass"
 
 

@@ -5,8 +5,15 @@ from __future__ import annotations
 import pytest
 import torch
 
+from fromscratch.attention.positions import (
+    ALiBi,
+    RotaryEmbedding,
+    alibi_bias,
+    alibi_slopes,
+    relative_offsets,
+    rotate,
+)
 from fromscratch.models import Generator
-from fromscratch.positions import ALiBi, RotaryEmbedding, alibi_bias, alibi_slopes, relative_offsets, rotate
 
 
 def test_rope_preserves_norms():

@@ -53,8 +53,8 @@ def test_setup_seeds_and_reports(monkeypatch, capsys):
 
 
 def test_runs_build_the_model_configs():
-    from fromscratch.data.text import SPECIALS
     from fromscratch.models import ClassifierConfig, GeneratorConfig
+    from fromscratch.tokenizers.words import SPECIALS
 
     for name in profiles.PROFILE_NAMES:
         prof = profiles.get_profile(name)
@@ -73,20 +73,24 @@ def test_runs_build_the_model_configs():
             prof.enwik8.depth,
             prof.enwik8.context,
         )
-    assert profiles.get_profile("gpu").imdb.model == ClassifierConfig(dropout=0.1)  # the blog's model, with dropout
+    assert profiles.get_profile("gpu").imdb.model == ClassifierConfig(
+        dropout=0.1
+    )  # the blog's model, with dropout
     assert profiles.get_profile("gpu").enwik8.model == GeneratorConfig()  # the blog's model
 
 
 def test_translation_schedules_are_the_keywords_of_train_for_minutes():
     import inspect
 
-    from fromscratch.seq2seq import train_for_minutes
+    from fromscratch.recipes.translation import train_for_minutes
 
     keywords = set(inspect.signature(train_for_minutes).parameters)
     for name in profiles.PROFILE_NAMES:
         run = profiles.get_profile(name).translation
         for kind in ("transformer", "rnn", "rnn_attention"):
             assert set(run.schedule(kind)) <= keywords
-        assert run.schedule("rnn")["minutes"] == run.rnn_minutes and run.schedule("transformer")["lr"] == run.lr
+        assert (
+            run.schedule("rnn")["minutes"] == run.rnn_minutes and run.schedule("transformer")["lr"] == run.lr
+        )
     with pytest.raises(ValueError, match="kind must be"):
         profiles.get_profile("smoke").translation.schedule("lstm")

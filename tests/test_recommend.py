@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 import torch
 
-from fromscratch import recommend as rec
 from fromscratch import viz
 from fromscratch.data.movielens import Ratings
+from fromscratch.models import recommender as rec
+from fromscratch.recipes.recommend import fit
 
 
 def hand_model() -> rec.MatrixFactorization:
@@ -75,7 +76,7 @@ def test_planted_low_rank_matrix_is_recovered():
     torch.manual_seed(0)
     model = rec.MatrixFactorization(40, 30, 2, global_mean=train.rating.mean().item())
     before = rec.rmse(model, held_out)
-    history = rec.fit(
+    history = fit(
         model,
         train,
         epochs=60,
@@ -105,7 +106,7 @@ def test_global_mean_has_nothing_to_fit():
     constant = rec.MatrixFactorization(3, 3, 0, biases=False, global_mean=3.0)
     ratings = Ratings(torch.tensor([0]), torch.tensor([0]), torch.tensor([4.0]))
     with pytest.raises(ValueError, match="nothing to learn"):
-        rec.fit(constant, ratings, epochs=1, batch_size=1, lr=0.1, l2=0.0, progress=False)
+        fit(constant, ratings, epochs=1, batch_size=1, lr=0.1, l2=0.0, progress=False)
 
 
 def test_recommend_by_id_and_taste_vector():
@@ -128,7 +129,9 @@ def test_item_directions_find_the_spread():
     model = rec.MatrixFactorization(6, 50, 3)
     line = torch.tensor([0.6, 0.0, 0.8])  # the movies lie (almost) along this line
     with torch.no_grad():
-        model.item_vectors.weight.copy_(torch.linspace(0, 2, 50)[:, None] ** 2 * line + 0.01 * torch.randn(50, 3))
+        model.item_vectors.weight.copy_(
+            torch.linspace(0, 2, 50)[:, None] ** 2 * line + 0.01 * torch.randn(50, 3)
+        )
     directions, coords = rec.item_directions(model, k=2)
     torch.testing.assert_close(directions @ directions.T, torch.eye(2), atol=1e-5, rtol=0)
     torch.testing.assert_close(directions[0], line, atol=0.01, rtol=0)  # sign: largest coordinate positive

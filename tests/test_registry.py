@@ -114,7 +114,13 @@ def test_no_network_and_no_copy_says_what_to_do(tiny, empty_data_env):
     with pytest.raises(DataError) as error:
         fetch(dataset, progressbar=False)
     message = str(error.value)
-    for needed in ("tiny.zip", UNREACHABLE + "tiny.zip", str(empty_data_env), "FROMSCRATCH_MIRROR", "FROMSCRATCH_DATA"):
+    for needed in (
+        "tiny.zip",
+        UNREACHABLE + "tiny.zip",
+        str(empty_data_env),
+        "FROMSCRATCH_MIRROR",
+        "FROMSCRATCH_DATA",
+    ):
         assert needed in message
 
 
@@ -123,7 +129,9 @@ def test_mirror_without_the_file_falls_back_to_the_cache(tiny, monkeypatch, empt
     monkeypatch.setenv("FROMSCRATCH_MIRROR", str(mirror))
     empty_data_env.mkdir(parents=True)
     digest = make_zip(empty_data_env / "other.zip", {"a.txt": b"x"})
-    assert fetch(DataFile("other", UNREACHABLE, digest, "other.zip"), progressbar=False).parent == empty_data_env
+    assert (
+        fetch(DataFile("other", UNREACHABLE, digest, "other.zip"), progressbar=False).parent == empty_data_env
+    )
 
 
 def test_mirror_without_sums_file_is_a_clear_error(tmp_path, monkeypatch, empty_data_env):

@@ -8,12 +8,8 @@ import pytest
 import torch
 from torch.testing import assert_close
 
-from fromscratch.masks import padding_mask
-from fromscratch.models import Classifier, SequenceClassifier, hidden_for_budget
-from fromscratch.sequence import (
-    ENCODERS,
-    ConvEncoder,
-    RecurrentEncoder,
+from fromscratch.attention.masks import padding_mask
+from fromscratch.metrics.paths import (
     conv_layers_needed,
     conv_reach,
     farthest_reachable,
@@ -22,6 +18,8 @@ from fromscratch.sequence import (
     max_path_length,
     rnn_sequential_steps,
 )
+from fromscratch.models import Classifier, SequenceClassifier, hidden_for_budget
+from fromscratch.models.encoders import ENCODERS, ConvEncoder, RecurrentEncoder
 from fromscratch.utils import count_parameters
 
 TINY = dict(vocab_size=20, emb=8, heads=2, depth=2, max_len=16)
@@ -63,7 +61,9 @@ def test_appending_padding_changes_no_real_output(encoder, fields):
         out_short = model.encoder(tokens, padding_mask=short)  # (b, t, e)
         out_long = model.encoder(padded, padding_mask=long)  # (b, t + 3, e)
         assert_close(out_long[:, :6][short], out_short[short], atol=1e-6, rtol=1e-5)
-        assert_close(model(padded, padding_mask=long), model(tokens, padding_mask=short), atol=1e-6, rtol=1e-5)
+        assert_close(
+            model(padded, padding_mask=long), model(tokens, padding_mask=short), atol=1e-6, rtol=1e-5
+        )
 
 
 def test_rnn_gives_zeros_for_an_all_padding_sequence():
@@ -140,7 +140,9 @@ def reached(encoder, t: int, position: int) -> torch.Tensor:
     return gradient_map(encoder, t, outputs=[position])[0] > 0  # (t,)
 
 
-@pytest.mark.parametrize(("depth", "kernel", "dilated"), [(2, 3, False), (3, 5, False), (3, 3, True), (2, 5, True)])
+@pytest.mark.parametrize(
+    ("depth", "kernel", "dilated"), [(2, 3, False), (3, 5, False), (3, 3, True), (2, 5, True)]
+)
 def test_conv_reach_matches_the_gradients(depth, kernel, dilated):
     torch.manual_seed(0)
     cnn = ConvEncoder(vocab_size=20, emb=8, max_len=40, depth=depth, kernel=kernel, dilated=dilated)
@@ -176,7 +178,11 @@ def test_attention_joins_every_pair_and_a_bag_none():
 
 
 def test_vaswani_table_1():
-    assert layer_costs("transformer", 100, emb=16) == {"operations": 100**2 * 16, "sequential": 1, "max_path": 1}
+    assert layer_costs("transformer", 100, emb=16) == {
+        "operations": 100**2 * 16,
+        "sequential": 1,
+        "max_path": 1,
+    }
     assert layer_costs("rnn", 100, emb=16) == {"operations": 100 * 16**2, "sequential": 100, "max_path": 99}
     assert layer_costs("cnn", 100, emb=16, kernel=3)["max_path"] == 99  # reach 1 per layer
     assert layer_costs("cnn", 100, emb=16, kernel=3, dilated=True)["max_path"] == 7  # 2**7 - 1 >= 99

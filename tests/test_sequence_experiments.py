@@ -11,8 +11,8 @@ import torch
 from fromscratch.data.synthetic import match_task, task_batches
 from fromscratch.models import SequenceClassifier, SequenceClassifierConfig
 from fromscratch.profiles import PROFILE_NAMES, get_profile
-from fromscratch.sequence.compare import budget_configs, random_batch, step_seconds, train_for_seconds
-from fromscratch.sequence.experiments import (
+from fromscratch.recipes.sequence_compare import budget_configs, random_batch, step_seconds, train_for_seconds
+from fromscratch.recipes.sequence_tasks import (
     TaskSize,
     crossover,
     distance_sweep,
@@ -87,7 +87,9 @@ def test_distance_sweep_is_deterministic_and_scores_accuracies():
     size = TaskSize(length=16, vocab=6, symbols=2, train=64, test=32, steps=3, batch=16, lr=1e-2)
     first = distance_sweep(configs, [2, 15], size, progress=False)
     assert first == distance_sweep(configs, [2, 15], size, progress=False)
-    assert set(first) == {"bag", "cnn"} and all(len(v) == 2 and all(0 <= a <= 1 for a in v) for v in first.values())
+    assert set(first) == {"bag", "cnn"} and all(
+        len(v) == 2 and all(0 <= a <= 1 for a in v) for v in first.values()
+    )
 
 
 def _evaluate(task):
@@ -112,7 +114,9 @@ def test_train_for_seconds_records_time_at_each_evaluation():
     with pytest.raises(ValueError, match="seconds must be positive"):
         train_for_seconds(model, task_batches(task, 16), 0, lr=1e-2, evaluate=_evaluate(task))
     with pytest.raises(ValueError, match="calibration_steps"):
-        train_for_seconds(model, task_batches(task, 16), 1, lr=1e-2, evaluate=_evaluate(task), calibration_steps=0)
+        train_for_seconds(
+            model, task_batches(task, 16), 1, lr=1e-2, evaluate=_evaluate(task), calibration_steps=0
+        )
 
 
 def test_race_trains_every_model_on_the_same_clock():
@@ -136,10 +140,12 @@ def test_race_trains_every_model_on_the_same_clock():
 
 
 def test_count_nonlinearities_finds_the_blogs_two_per_block():
-    from fromscratch.sequence.nonlinear import count_nonlinearities
+    from fromscratch.metrics.nonlinear import count_nonlinearities
 
     tokens = torch.randint(1, 12, (2, 16))
-    counts = {name: count_nonlinearities(SequenceClassifier(c), tokens) for name, c in budget_configs(TINY).items()}
+    counts = {
+        name: count_nonlinearities(SequenceClassifier(c), tokens) for name, c in budget_configs(TINY).items()
+    }
     assert counts["transformer"] == {"softmax": 1, "relu": 1, "layer norm": 2}  # one post-norm block
     assert counts["bag"] == {} and counts["cnn"] == {"relu": 1, "layer norm": 1}
     assert list(counts["rnn"]) == ["gru (sigmoid, tanh at every step)"]

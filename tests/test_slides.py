@@ -81,7 +81,9 @@ def test_training_cells_show_results_not_code(tmp_path):
     tagged = new_code_cell("long_running_loop()", metadata={**SLIDE, "tags": ["slides-output-only"]})
     shown = new_code_cell("x = trainable + 1", metadata=SLIDE)
     solution = new_code_cell("secret_answer = 42", metadata={**SLIDE, "tags": ["solution", "hide-input"]})
-    nb = new_notebook(cells=[new_markdown_cell("# 99 · Test", metadata=SLIDE), train, tagged, shown, solution])
+    nb = new_notebook(
+        cells=[new_markdown_cell("# 99 · Test", metadata=SLIDE), train, tagged, shown, solution]
+    )
     deck = tmp_path / "99_test.ipynb"
     nbformat.write(nb, deck)
     page = slides.build_deck(deck, tmp_path).read_text(encoding="utf-8")
@@ -96,7 +98,9 @@ def browser():
     if find_chromium() is None:
         if os.environ.get("FROMSCRATCH_REQUIRE_BROWSER"):
             raise RuntimeError("FROMSCRATCH_REQUIRE_BROWSER is set but no Chromium is installed")
-        pytest.skip("browser check of the decks skipped: Chromium is not installed (apt-get install chromium)")
+        pytest.skip(
+            "browser check of the decks skipped: Chromium is not installed (apt-get install chromium)"
+        )
     with Browser() as chromium:
         yield chromium
 
@@ -104,7 +108,9 @@ def browser():
 def test_math_slide_is_typeset_offline(decks, browser):
     deck = next(d for p, d in decks.items() if p.stem.startswith("03_"))
     page = browser.open(deck.as_uri())
-    assert page.wait_for("window.Reveal !== undefined && Reveal.isReady()", timeout=20), "reveal.js did not start"
+    assert page.wait_for("window.Reveal !== undefined && Reveal.isReady()", timeout=20), (
+        "reveal.js did not start"
+    )
     page.evaluate("MathJax.startup.promise.then(() => true)", await_promise=True)
     slide = page.evaluate(
         """(() => { const all = Reveal.getSlides();
@@ -114,7 +120,9 @@ def test_math_slide_is_typeset_offline(decks, browser):
     )
     assert slide >= 0, "no slide of chapter 03 has typeset math"
     assert page.wait_for("Reveal.getCurrentSlide().querySelector('mjx-container') !== null", timeout=5)
-    raw = page.evaluate(r"[...Reveal.getCurrentSlide().querySelectorAll('p')].some(p => /\$[^$]+\$/.test(p.innerText))")
+    raw = page.evaluate(
+        r"[...Reveal.getCurrentSlide().querySelectorAll('p')].some(p => /\$[^$]+\$/.test(p.innerText))"
+    )
     assert not raw, "raw TeX left on the math slide"
     shot = page.screenshot(deck.parent / "math-slide.png", full_page=False)
     assert shot.stat().st_size > 10_000

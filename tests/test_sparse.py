@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from fromscratch.sparse import (
+from fromscratch.attention.sparse import (
     PATTERNS,
     computed_scores,
     default_block,
@@ -54,7 +54,9 @@ def test_computed_scores_follow_the_pattern_and_grow_like_t_sqrt_t(kind):
         if allowed is not None:
             assert allowed <= computed <= 4 * allowed  # the blocks hold the pattern, and little else
         assert computed < t * t / 4
-    ratio = computed_scores(kind, 4096 * 4, default_block(4096 * 4)) / computed_scores(kind, 4096, default_block(4096))
+    ratio = computed_scores(kind, 4096 * 4, default_block(4096 * 4)) / computed_scores(
+        kind, 4096, default_block(4096)
+    )
     assert 6 < ratio < 10  # 4x longer: ~8x the work (t^1.5), not 16x (t^2)
 
 

@@ -10,8 +10,8 @@ from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
 from fromscratch.data.registry import cache_dir
-from fromscratch.schedule import Schedule
-from fromscratch.train import History, TrainConfig, checkpoint_path, load_checkpoint, lr_factor, train
+from fromscratch.training import History, TrainConfig, checkpoint_path, load_checkpoint, lr_factor, train
+from fromscratch.training.schedule import Schedule
 
 
 def make_problem(seed: int = 0):
@@ -79,7 +79,9 @@ def test_schedule_by_time_decays_with_the_seconds_spent():
 
 def test_a_time_budget_ends_the_run_with_the_learning_rate_at_zero():
     loader = DataLoader(make_problem(), batch_size=32, shuffle=True)
-    history = train(make_model(), loader, mse, TrainConfig(minutes=0.01, lr=1e-2, warmup_steps=3, progress=False))
+    history = train(
+        make_model(), loader, mse, TrainConfig(minutes=0.01, lr=1e-2, warmup_steps=3, progress=False)
+    )
     steps, lrs = history.series("lr")
     assert len(steps) > 5  # 0.6 s of steps that each take about a millisecond
     assert lrs[3] > lrs[-1] and lrs[-1] < 0.2 * 1e-2
@@ -92,7 +94,12 @@ def test_accumulation_equals_one_big_batch():
     big, small = make_model(), make_model()
     big[1].p = small[1].p = 0.0  # no dropout: the two runs must see identical computations
     train(big, DataLoader(data, batch_size=64), mse, TrainConfig(steps=4, lr=1e-2, progress=False))
-    train(small, DataLoader(data, batch_size=32), mse, TrainConfig(steps=4, lr=1e-2, accumulate=2, progress=False))
+    train(
+        small,
+        DataLoader(data, batch_size=32),
+        mse,
+        TrainConfig(steps=4, lr=1e-2, accumulate=2, progress=False),
+    )
     for a, b in zip(big.parameters(), small.parameters(), strict=True):
         torch.testing.assert_close(a, b, atol=1e-6, rtol=1e-5)
 
@@ -158,10 +165,17 @@ def test_clear_errors():
 
 def test_history_plot_draws_each_metric():
     history = History(
-        [{"step": 1, "loss": 1.0, "lr": 0.1}, {"step": 2, "loss": 0.5, "lr": 0.1}, {"step": 2, "accuracy": 0.7}]
+        [
+            {"step": 1, "loss": 1.0, "lr": 0.1},
+            {"step": 2, "loss": 0.5, "lr": 0.1},
+            {"step": 2, "accuracy": 0.7},
+        ]
     )
     fig = history.plot()
-    assert [(ax.get_xlabel(), ax.get_ylabel()) for ax in fig.axes] == [("step", "training loss"), ("step", "accuracy")]
+    assert [(ax.get_xlabel(), ax.get_ylabel()) for ax in fig.axes] == [
+        ("step", "training loss"),
+        ("step", "accuracy"),
+    ]
     assert len(fig.axes[1].lines) == 1 and list(fig.axes[1].lines[0].get_ydata()) == [0.7]
     assert history.last("accuracy") == 0.7
 

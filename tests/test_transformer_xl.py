@@ -6,7 +6,12 @@ import pytest
 import torch
 
 from fromscratch.models import TransformerXL
-from fromscratch.models.transformer_xl import RelativeAttention, bits_per_byte_xl, input_gradients, segment_loss
+from fromscratch.models.transformer_xl import (
+    RelativeAttention,
+    bits_per_byte_xl,
+    input_gradients,
+    segment_loss,
+)
 
 
 def small_xl(**fields) -> TransformerXL:
@@ -37,7 +42,9 @@ def test_no_gradient_reaches_future_tokens_or_the_memory():
         assert grads[0][0, i + 1 :].abs().sum() == 0  # nothing from later positions
         assert grads[0][0, i].abs().max() > 0
         assert all(g.abs().max() > 0 for g in grads[1:])  # the memory is *read* (forward) ...
-    assert not any(m.requires_grad for m in new_memory)  # ... but what goes on to the next segment is detached
+    assert not any(
+        m.requires_grad for m in new_memory
+    )  # ... but what goes on to the next segment is detached
     x2 = model.token_embedding(torch.randint(0, 256, (1, 8))).detach().requires_grad_(True)
     hidden2, _ = model.from_embeddings(x2, new_memory)
     hidden2.sum().backward()

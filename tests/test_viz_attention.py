@@ -40,11 +40,17 @@ def test_grid_has_one_panel_per_head():
 
 
 def test_scaling_plot_draws_every_line():
-    fig = scaling_plot([2, 4, 8], {"std": {"a": [1, 2, 3], "b": [1, 1, 1]}, "max": {"a": [3, 2, 1]}}, logy=("std",))
+    fig = scaling_plot(
+        [2, 4, 8], {"std": {"a": [1, 2, 3], "b": [1, 1, 1]}, "max": {"a": [3, 2, 1]}}, logy=("std",)
+    )
     assert [len(ax.lines) for ax in fig.axes] == [2, 1]
     assert [ax.get_title() for ax in fig.axes] == ["std", "max"]
     assert [ax.get_yscale() for ax in fig.axes] == ["log", "linear"]
-    assert list(fig.axes[0].lines[0].get_xdata()) == [2, 4, 8] and list(fig.axes[0].lines[0].get_ydata()) == [1, 2, 3]
+    assert list(fig.axes[0].lines[0].get_xdata()) == [2, 4, 8] and list(fig.axes[0].lines[0].get_ydata()) == [
+        1,
+        2,
+        3,
+    ]
     with pytest.raises(ValueError, match="3 dims"):
         scaling_plot([2, 4, 8], {"std": {"a": [1, 2]}})
     plt.close("all")
@@ -55,7 +61,10 @@ def test_bertviz_view_from_weights_and_from_a_module():
     attention = SelfAttention(8, 2)
     x = torch.randn(1, 5, 8)
     _, weights = attention(x, return_attention=True)
-    for view in (bertviz_view([weights, weights], TOKENS), bertviz_view(attention, TOKENS, "model", inputs=x)):
+    for view in (
+        bertviz_view([weights, weights], TOKENS),
+        bertviz_view(attention, TOKENS, "model", inputs=x),
+    ):
         assert "susan" in view.data
         # the view loads require.js before its script uses it, so it also renders on a page without it
         assert view.data.index("require.min.js") < view.data.index("require.config(")

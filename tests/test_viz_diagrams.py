@@ -10,7 +10,7 @@ import pytest
 from matplotlib.colors import to_rgba
 from PIL import Image
 
-from fromscratch.masks import causal_mask
+from fromscratch.attention.masks import causal_mask
 from fromscratch.viz import block_diagram, encoder_decoder_diagram, mask_diagram, multi_head_diagram
 from fromscratch.viz.style import BOOK_WIDTH
 

@@ -7,15 +7,19 @@ import numpy as np
 import pytest
 import torch
 
-from fromscratch.blocks import sinusoidal_encoding
+from fromscratch.attention import sinusoidal_encoding
 from fromscratch.viz import highlight_tokens, length_histogram, position_plot
 
 
 def test_highlight_tokens_html_and_text():
-    shown = highlight_tokens(["a", "<b>", "great", "film"], torch.tensor([0.0, -0.5, 1.0, 0.25]), caption="review 1")
+    shown = highlight_tokens(
+        ["a", "<b>", "great", "film"], torch.tensor([0.0, -0.5, 1.0, 0.25]), caption="review 1"
+    )
     html = shown._repr_html_()
     assert "&lt;b&gt;" in html and "<b>" not in html  # tokens are escaped
-    assert html.count("<span title=") == 4 and "rgba(0, 158, 115, 0.85)" in html  # the largest score: full green
+    assert (
+        html.count("<span title=") == 4 and "rgba(0, 158, 115, 0.85)" in html
+    )  # the largest score: full green
     text = repr(shown)
     assert text.splitlines()[0] == "review 1"
     assert "most positive: great (+1.00)" in text and "most negative: <b> (-0.50)" in text

@@ -70,7 +70,9 @@ class Page:
         """Save a PNG of the page (the whole page by default, at ``scale``) to ``path``."""
         params: dict = {"format": "png", "captureBeyondViewport": full_page}
         if full_page:
-            width, height = self.evaluate("[document.body.scrollWidth, document.documentElement.scrollHeight]")
+            width, height = self.evaluate(
+                "[document.body.scrollWidth, document.documentElement.scrollHeight]"
+            )
             params["clip"] = {"x": 0, "y": 0, "width": width, "height": min(height, 40000), "scale": scale}
         data = self.browser.send("Page.captureScreenshot", params)["data"]
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -84,7 +86,9 @@ class Browser:
     def __init__(self, *, allowed_hosts: tuple[str, ...] = ("127.0.0.1", "localhost"), width: int = 1280):
         exe = find_chromium()
         if exe is None:
-            raise FileNotFoundError("no Chromium found: install Debian's `chromium` (apt-get install chromium)")
+            raise FileNotFoundError(
+                "no Chromium found: install Debian's `chromium` (apt-get install chromium)"
+            )
         self.allowed_hosts = allowed_hosts
         self._profile = tempfile.TemporaryDirectory(prefix="fromscratch-chromium-")
         # Chromium reads commands from its fd 3 and writes replies to its fd 4: our pipe ends are moved
@@ -96,9 +100,24 @@ class Browser:
             os.dup2(to_chrome_r, 3)
             os.dup2(from_chrome_w, 4)
 
-        args = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-pipe", "--no-first-run"]
-        args += ["--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars"]
-        args += ["--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost", "--disable-quic"]
+        args = [
+            exe,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--remote-debugging-pipe",
+            "--no-first-run",
+        ]
+        args += [
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--hide-scrollbars",
+        ]
+        args += [
+            "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost",
+            "--disable-quic",
+        ]
         args += [f"--user-data-dir={self._profile.name}", f"--window-size={width},1000", "about:blank"]
         self._proc = subprocess.Popen(
             args, pass_fds=(3, 4), preexec_fn=child_fds, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
@@ -111,9 +130,9 @@ class Browser:
         self._lock = threading.Lock()
         threading.Thread(target=self._read, daemon=True).start()
         target = self.send("Target.createTarget", {"url": "about:blank"}, session=False)["targetId"]
-        self._session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True}, session=False)[
-            "sessionId"
-        ]
+        self._session = self.send(
+            "Target.attachToTarget", {"targetId": target, "flatten": True}, session=False
+        )["sessionId"]
         for domain in ("Page", "Runtime", "Network", "Log"):
             self.send(f"{domain}.enable")
         self.send("Fetch.enable", {"patterns": [{"urlPattern": "*"}]})
@@ -136,7 +155,9 @@ class Browser:
                 elif "method" in message:
                     self._on_event(message)
 
-    def send(self, method: str, params: dict | None = None, *, session: bool = True, timeout: float = 60.0) -> dict:
+    def send(
+        self, method: str, params: dict | None = None, *, session: bool = True, timeout: float = 60.0
+    ) -> dict:
         """Send one DevTools command and wait for its result (RuntimeError on a protocol error)."""
         ident = next(self._ids)
         self._replies[ident] = reply = queue.Queue()
@@ -159,12 +180,18 @@ class Browser:
         method, params, page = message["method"], message.get("params", {}), self._page
         if method == "Fetch.requestPaused":  # answered here, on the reader thread, without waiting
             url = params["request"]["url"]
-            local = url.startswith(("file:", "data:", "blob:")) or urlparse(url).hostname in self.allowed_hosts
+            local = (
+                url.startswith(("file:", "data:", "blob:")) or urlparse(url).hostname in self.allowed_hosts
+            )
             if not local and page is not None:
                 page.external.append(url)
             command = "Fetch.continueRequest" if local else "Fetch.failRequest"
             extra = {} if local else {"errorReason": "BlockedByClient"}
-            msg = {"id": next(self._ids), "method": command, "params": {"requestId": params["requestId"], **extra}}
+            msg = {
+                "id": next(self._ids),
+                "method": command,
+                "params": {"requestId": params["requestId"], **extra},
+            }
             msg["sessionId"] = self._session
             with self._lock:
                 os.write(self._to_chrome, json.dumps(msg).encode() + b"\0")
@@ -172,10 +199,14 @@ class Browser:
         if page is None:
             return
         if method == "Runtime.consoleAPICalled" and params["type"] == "error":
-            page.errors.append(" ".join(str(a.get("value", a.get("description", ""))) for a in params["args"]))
+            page.errors.append(
+                " ".join(str(a.get("value", a.get("description", ""))) for a in params["args"])
+            )
         elif method == "Runtime.exceptionThrown":
             details = params["exceptionDetails"]
-            page.errors.append(details.get("exception", {}).get("description") or details.get("text", "exception"))
+            page.errors.append(
+                details.get("exception", {}).get("description") or details.get("text", "exception")
+            )
         elif method == "Log.entryAdded" and params["entry"]["level"] == "error":
             entry = params["entry"]
             if "BlockedByClient" not in entry.get("text", "") and entry.get("source") != "network":
@@ -207,7 +238,8 @@ class Browser:
     def evaluate(self, expression: str, *, await_promise: bool = False):
         """Evaluate ``expression`` in the current page; its value, or RuntimeError if it threw."""
         result = self.send(
-            "Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": await_promise}
+            "Runtime.evaluate",
+            {"expression": expression, "returnByValue": True, "awaitPromise": await_promise},
         )
         if "exceptionDetails" in result:
             raise RuntimeError(f"{expression[:60]}…: {result['exceptionDetails'].get('text')}")

@@ -37,7 +37,12 @@ from pathlib import Path
 
 from packaging.markers import default_environment
 from packaging.requirements import Requirement
-from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sdist_filename, parse_wheel_filename
+from packaging.utils import (
+    InvalidSdistFilename,
+    InvalidWheelFilename,
+    parse_sdist_filename,
+    parse_wheel_filename,
+)
 from packaging.version import InvalidVersion, Version
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -79,10 +84,16 @@ def needed(report: dict, roots: list[Requirement], left_out: set[str]) -> dict[s
     (the walk does not go through them)."""
     env = default_environment()
     picked = {canonical(item["metadata"]["name"]): item["metadata"] for item in report["install"]}
-    requires = {name: [Requirement(r) for r in meta.get("requires_dist") or []] for name, meta in picked.items()}
+    requires = {
+        name: [Requirement(r) for r in meta.get("requires_dist") or []] for name, meta in picked.items()
+    }
     via: dict[str, set[str]] = {}
     expanded: dict[str, set[str]] = {}  # the extras of each package whose requirements were followed
-    todo = [(canonical(r.name), set(r.extras), "requirements") for r in roots if not r.marker or r.marker.evaluate()]
+    todo = [
+        (canonical(r.name), set(r.extras), "requirements")
+        for r in roots
+        if not r.marker or r.marker.evaluate()
+    ]
     while todo:
         name, extras, parent = todo.pop()
         if name in left_out or name not in picked:
@@ -146,7 +157,9 @@ def render(pins: dict[str, tuple[str, set[str]]], hashes: dict[str, list[str]]) 
     ]
     for name, (version, parents) in pins.items():
         lines.append(f"{name}=={version} \\")
-        lines += [f"    --hash=sha256:{h} \\" for h in hashes[name][:-1]] + [f"    --hash=sha256:{hashes[name][-1]}"]
+        lines += [f"    --hash=sha256:{h} \\" for h in hashes[name][:-1]] + [
+            f"    --hash=sha256:{hashes[name][-1]}"
+        ]
         lines.append(f"    # via {', '.join(sorted(parents))}")
     return "\n".join(lines) + "\n"
 
@@ -184,11 +197,17 @@ def environment_report(missing: dict) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     """Command line: see the module docstring."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--output", type=Path, default=ROOT / "requirements.lock")
-    parser.add_argument("--upgrade", action="store_true", help="resolve afresh instead of keeping installed versions")
+    parser.add_argument(
+        "--upgrade", action="store_true", help="resolve afresh instead of keeping installed versions"
+    )
     parser.add_argument("--index-url", default=os.environ.get("PIP_INDEX_URL", "https://pypi.org/simple"))
-    parser.add_argument("--missing", type=Path, help="pip's report of what the environment lacks (saves a run)")
+    parser.add_argument(
+        "--missing", type=Path, help="pip's report of what the environment lacks (saves a run)"
+    )
     args = parser.parse_args(argv)
     if args.upgrade:
         report = pip_report(fresh=True)

@@ -91,13 +91,19 @@ def execute(nb, path: Path) -> None:
 
     os.environ["FROMSCRATCH_PROFILE"] = "smoke"
     NotebookClient(
-        nb, timeout=600, kernel_name="python3", record_timing=False, resources={"metadata": {"path": str(path.parent)}}
+        nb,
+        timeout=600,
+        kernel_name="python3",
+        record_timing=False,
+        resources={"metadata": {"path": str(path.parent)}},
     ).execute()
 
 
 def main() -> int:
     """Command line: strip, execute then strip, or check the notebooks given (see the module docstring)."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("notebooks", nargs="+", type=Path)
     parser.add_argument("--execute", action="store_true", help="run in the smoke profile before cleaning")
     parser.add_argument("--check", action="store_true", help="only report notebooks that are not clean")

@@ -84,10 +84,14 @@ def external_urls(html: str) -> list[str]:
     tags = re.findall(r"<(?:script|img|iframe|source|link)\b[^>]*>", html, flags=re.IGNORECASE)
     found = []
     for tag in tags:
-        if tag.lower().startswith("<link") and not re.search(r'rel="?(?:stylesheet|preload|icon|modulepreload)', tag):
+        if tag.lower().startswith("<link") and not re.search(
+            r'rel="?(?:stylesheet|preload|icon|modulepreload)', tag
+        ):
             continue
         found += re.findall(r'(?:src|href)="(https?://[^"]+)"', tag)
     found += re.findall(r"""(?:import|require)\s*\(?\s*\[?\s*["'](https?://[^"']+)""", html)
     found += [url for _, url in re.findall(r"""paths\s*:\s*\{[^}]*?(['"])(https?://[^'"]+)\1""", html)]
-    found += re.findall(r"""@import\s+(?:url\()?\s*["']?(https?://[^"')\s]+)""", html)  # stylesheets in <style>
+    found += re.findall(
+        r"""@import\s+(?:url\()?\s*["']?(https?://[^"')\s]+)""", html
+    )  # stylesheets in <style>
     return found

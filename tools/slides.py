@@ -73,7 +73,9 @@ def execute(nb, path: Path) -> None:
     from nbclient import NotebookClient
 
     print(f"running {path.name} (not in the book's cache)", flush=True)
-    NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+    NotebookClient(
+        nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+    ).execute()
 
 
 def for_slides(nb):
@@ -152,10 +154,14 @@ def copy_assets(out: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Command line: see the module docstring."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("notebooks", nargs="*", type=Path, help="default: every chapter of _toc.yml")
     parser.add_argument("--out", type=Path, default=ROOT / "_build" / "slides")
-    parser.add_argument("--cache", type=Path, default=ROOT / "_build" / ".jupyter_cache", help="a book's jupyter-cache")
+    parser.add_argument(
+        "--cache", type=Path, default=ROOT / "_build" / ".jupyter_cache", help="a book's jupyter-cache"
+    )
     parser.add_argument("--execute", action="store_true", help="run chapters the cache does not hold")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)

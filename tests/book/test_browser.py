@@ -26,8 +26,12 @@ if not os.environ.get("FROMSCRATCH_BOOK_HTML"):
     pytest.skip("set FROMSCRATCH_BOOK_HTML to a built book (make test does)", allow_module_level=True)
 if find_chromium() is None:
     if os.environ.get("FROMSCRATCH_REQUIRE_BROWSER"):
-        raise RuntimeError("FROMSCRATCH_REQUIRE_BROWSER is set but no Chromium is installed (apt-get install chromium)")
-    pytest.skip("browser tests skipped: Chromium is not installed (apt-get install chromium)", allow_module_level=True)
+        raise RuntimeError(
+            "FROMSCRATCH_REQUIRE_BROWSER is set but no Chromium is installed (apt-get install chromium)"
+        )
+    pytest.skip(
+        "browser tests skipped: Chromium is not installed (apt-get install chromium)", allow_module_level=True
+    )
 
 SHOTS = Path(os.environ.get("FROMSCRATCH_SCREENSHOTS", ROOT / "_build" / "screenshots"))
 VISIBLE = 0.01  # a figure must differ clearly from the dark page in at least 1% of its pixels
@@ -91,7 +95,9 @@ def visits(tmp_path_factory) -> dict[str, dict]:
                 page.wait_for("document.querySelectorAll('[id^=\"bertviz\"] svg').length", timeout=15)
             state = page.evaluate(STATE)
             page.screenshot(SHOTS / f"{Path(file).name}.light.png")
-            page.evaluate("document.documentElement.dataset.mode = document.documentElement.dataset.theme = 'dark'")
+            page.evaluate(
+                "document.documentElement.dataset.mode = document.documentElement.dataset.theme = 'dark'"
+            )
             state["dark_contrast"] = page.evaluate(FIGURE_CONTRAST, await_promise=True)
             page.screenshot(SHOTS / f"{Path(file).name}.dark.png")
             state.update(errors=page.errors, failed=[f for f in page.failed if "favicon.ico" not in f])
@@ -138,7 +144,9 @@ def test_bertviz_views_render_their_svg(visits, file):
 
 @pytest.mark.parametrize("file", CHAPTERS)
 def test_setup_cell_is_collapsed(visits, file):
-    assert visits[file]["setup_collapsed"] in ([], [True]), f"{file}: tag the setup cell hide-input (nbclean does)"
+    assert visits[file]["setup_collapsed"] in ([], [True]), (
+        f"{file}: tag the setup cell hide-input (nbclean does)"
+    )
 
 
 def test_the_book_uses_math_and_bertviz_somewhere(visits):

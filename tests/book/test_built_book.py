@@ -16,7 +16,8 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 HTML = Path(os.environ.get("FROMSCRATCH_BOOK_HTML", ""))
 pytestmark = pytest.mark.skipif(
-    not os.environ.get("FROMSCRATCH_BOOK_HTML"), reason="set FROMSCRATCH_BOOK_HTML to a built book (make test does)"
+    not os.environ.get("FROMSCRATCH_BOOK_HTML"),
+    reason="set FROMSCRATCH_BOOK_HTML to a built book (make test does)",
 )
 
 

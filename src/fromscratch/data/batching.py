@@ -4,7 +4,7 @@ Sequences of token ids rarely share a length. To stack ``b`` of them into one ``
 
 - :func:`pad_batch` fills each up to the longest one with the ``<pad>`` id and returns a
   ``padding_mask (b, t)`` that says which positions are real tokens (True: may be attended to),
-  built by :func:`fromscratch.masks.padding_mask`;
+  built by :func:`fromscratch.attention.masks.padding_mask`;
 - :func:`bucketed_batches` chooses which sequences share a batch. Sorting by length inside large
   random chunks puts sequences of similar length together, so little compute goes to padding,
   while the batches still come in a random order.
@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import torch
 
-from fromscratch.data.text import PAD
-from fromscratch.masks import padding_mask
+from fromscratch.attention.masks import padding_mask
+from fromscratch.tokenizers.words import PAD
 
 
 def pad_batch(seqs: list[torch.Tensor], pad_id: int = PAD) -> tuple[torch.Tensor, torch.Tensor]:

@@ -139,7 +139,9 @@ def load(
             f"run with data_bytes <= {prefix_bytes:,}, such as the smoke profile, needs only that one.)"
         )
     if data_bytes is not None and data_bytes <= 0:
-        raise ValueError(f"data_bytes={data_bytes}: ask for a positive number of bytes, or None for all of enwik8.")
+        raise ValueError(
+            f"data_bytes={data_bytes}: ask for a positive number of bytes, or None for all of enwik8."
+        )
     if data_bytes is None or data_bytes >= total:
         try:
             data = _read(lookup(dataset), None, progressbar, hint)
@@ -201,7 +203,13 @@ class RandomSubsequences:
     """
 
     def __init__(
-        self, data: torch.Tensor, *, context: int, batch_size: int, seed: int = 0, num_batches: int | None = None
+        self,
+        data: torch.Tensor,
+        *,
+        context: int,
+        batch_size: int,
+        seed: int = 0,
+        num_batches: int | None = None,
     ) -> None:
         if data.dim() != 1:
             raise ValueError(f"data must be a 1-d tensor of bytes, got shape {tuple(data.shape)}.")

@@ -7,7 +7,7 @@ is one small text file, ``aclImdb/{train,test}/{pos,neg}/<id>_<rating>.txt``.
 The pipeline, in the order the chapter shows it:
 
 1. tokenise every review and build the vocabulary of the **training** split
-   (:func:`fromscratch.data.text.tokenize`, :func:`~fromscratch.data.text.build_vocab`);
+   (:func:`fromscratch.tokenizers.words.tokenize`, :func:`~fromscratch.tokenizers.words.build_vocab`);
 2. :func:`load_imdb`: read both splits (or a balanced, seeded subset), encode them with the
    vocabulary and truncate each review to ``max_len`` tokens, giving :class:`Reviews`;
 3. :class:`ReviewBatches`: batches of ``tokens (b, t)``, ``padding_mask (b, t)`` (True = a real
@@ -34,7 +34,7 @@ import torch
 
 from fromscratch.data.batching import bucketed_batches, pad_batch
 from fromscratch.data.registry import ACL_IMDB, DataError, DataFile, cache_dir, extract, lookup
-from fromscratch.data.text import CLS, UNK, Vocab, build_vocab, tokenize
+from fromscratch.tokenizers.words import CLS, UNK, Vocab, build_vocab, tokenize
 
 SPLITS = ("train", "test")
 CACHE_VERSION = 1  # bump when the tokeniser changes, so old caches are not trusted
@@ -130,9 +130,16 @@ def _balanced_subset(names: list[str], n: int | None, seed: int) -> list[int]:
 def _take(tokens: _TokenizedSplit, rows: list[int]) -> _TokenizedSplit:
     starts, ends = tokens.offsets[rows], tokens.offsets[np.array(rows, dtype=np.int64) + 1]
     lengths = ends - starts
-    ids = np.concatenate([tokens.ids[s:e] for s, e in zip(starts, ends, strict=True)]) if rows else tokens.ids[:0]
+    ids = (
+        np.concatenate([tokens.ids[s:e] for s, e in zip(starts, ends, strict=True)])
+        if rows
+        else tokens.ids[:0]
+    )
     return _TokenizedSplit(
-        words=tokens.words, ids=ids, offsets=np.concatenate([[0], np.cumsum(lengths)]), names=tokens.names[rows]
+        words=tokens.words,
+        ids=ids,
+        offsets=np.concatenate([[0], np.cumsum(lengths)]),
+        names=tokens.names[rows],
     )
 
 
@@ -231,7 +238,9 @@ def load_imdb(
             split_tokens[split] = tokens if n is None else _take(tokens, rows)
         else:  # read only the chosen files
             names = _list_split(root, split)
-            split_tokens[split] = _tokenize_files(root, split, [names[i] for i in _balanced_subset(names, n, seed)])
+            split_tokens[split] = _tokenize_files(
+                root, split, [names[i] for i in _balanced_subset(names, n, seed)]
+            )
     vocab = build_vocab(split_tokens["train"].counts(), vocab_size)
     train, test = (_encode(split_tokens[s], vocab, s, max_len, root) for s in SPLITS)
     return ImdbData(train, test, vocab)
@@ -284,7 +293,12 @@ class ReviewBatches:
                 head = torch.tensor([CLS])
                 seqs = [torch.cat([head, seq[: self.reviews.max_len - 1]]) for seq in seqs]
             tokens, padding_mask = pad_batch(seqs)  # (b, t), (b, t)
-            yield {"tokens": tokens, "padding_mask": padding_mask, "labels": self.reviews.labels[index], "index": index}
+            yield {
+                "tokens": tokens,
+                "padding_mask": padding_mask,
+                "labels": self.reviews.labels[index],
+                "index": index,
+            }
 
 
 __all__ = ["ImdbData", "ReviewBatches", "Reviews", "load_imdb"]

@@ -62,7 +62,11 @@ class Ratings(Dataset):
     """
 
     def __init__(
-        self, user: torch.Tensor, item: torch.Tensor, rating: torch.Tensor, timestamp: torch.Tensor | None = None
+        self,
+        user: torch.Tensor,
+        item: torch.Tensor,
+        rating: torch.Tensor,
+        timestamp: torch.Tensor | None = None,
     ):
         if not (user.shape == item.shape == rating.shape) or user.dim() != 1:
             raise ValueError(
@@ -91,7 +95,7 @@ class Ratings(Dataset):
         Slicing whole tensors is much faster than a ``DataLoader`` collating scalars one by one.
         With ``shuffle`` each epoch's order is a fresh permutation drawn from PyTorch's global random
         generator when the epoch starts: ``fromscratch.setup(seed=...)`` makes a run reproducible,
-        and ``fromscratch.train`` can resume it exactly.
+        and ``fromscratch.training`` can resume it exactly.
         """
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}.")
@@ -131,7 +135,9 @@ class MovieLens:
         hits = [i for i, t in enumerate(self.titles) if title.lower() in t.lower()]
         if len(hits) != 1:
             shown = ", ".join(repr(self.titles[i]) for i in hits[:5]) or "none"
-            raise ValueError(f"{title!r} matches {len(hits)} titles ({shown}); give a longer part of the title.")
+            raise ValueError(
+                f"{title!r} matches {len(hits)} titles ({shown}); give a longer part of the title."
+            )
         return hits[0]
 
     def genres_of(self, item: int) -> list[str]:
@@ -183,7 +189,9 @@ def read_items(folder: Path) -> tuple[list[str], torch.Tensor]:
     return titles, torch.tensor(genres, dtype=torch.bool)
 
 
-def split(ratings: Ratings, *, test_fraction: float, seed: int, n_users: int, n_items: int) -> tuple[Ratings, Ratings]:
+def split(
+    ratings: Ratings, *, test_fraction: float, seed: int, n_users: int, n_items: int
+) -> tuple[Ratings, Ratings]:
     """Random split by rating; test ratings of users or movies absent from train go back to train."""
     if not 0.0 < test_fraction < 1.0:
         raise ValueError(f"test_fraction must be between 0 and 1 (e.g. 0.1), got {test_fraction}.")
@@ -208,12 +216,16 @@ def load_movielens(*, test_fraction: float = 0.1, seed: int = 0, max_ratings: in
     if not 0.0 < test_fraction < 1.0:
         raise ValueError(f"test_fraction must be between 0 and 1 (e.g. 0.1), got {test_fraction}.")
     if max_ratings is not None and not 0 < max_ratings <= N_RATINGS:
-        raise ValueError(f"max_ratings must be between 1 and {N_RATINGS} (or None for all), got {max_ratings}.")
+        raise ValueError(
+            f"max_ratings must be between 1 and {N_RATINGS} (or None for all), got {max_ratings}."
+        )
     folder = _files(extract(MOVIELENS_100K))
     ratings = read_ratings(folder)
     titles, genres = read_items(folder)
     if len(titles) != N_ITEMS or int(ratings.user.max()) + 1 != N_USERS:
-        raise DataError(f"{folder} does not look like MovieLens 100K ({len(titles)} movies, expected {N_ITEMS}).")
+        raise DataError(
+            f"{folder} does not look like MovieLens 100K ({len(titles)} movies, expected {N_ITEMS})."
+        )
     if max_ratings is not None:
         keep = torch.randperm(len(ratings), generator=torch.Generator().manual_seed(seed + 1))[:max_ratings]
         ratings = ratings.subset(keep.sort().values)

@@ -36,12 +36,12 @@ import torch
 
 from fromscratch.data.batching import pad_batch
 from fromscratch.data.registry import DataError, DataFile, cache_dir, extract, register
+from fromscratch.tokenizers.special import BOS, EOS, PAD, SPECIAL_TOKENS, UNK
 
 SPLITS = ("train", "val", "test")
 FILE_STEMS = {"train": "train", "val": "val", "test": "test_2016_flickr"}  # split -> official file stem
 LANGUAGES = ("en", "de")
-SPECIAL_TOKENS = ("<pad>", "<unk>", "<s>", "</s>")
-PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
+PAD_ID, UNK_ID, BOS_ID, EOS_ID = PAD, UNK, BOS, EOS  # the course's one table (tokenizers.special)
 RAW_URL = "https://raw.githubusercontent.com/multi30k/dataset/master/data/task1/raw/"
 OFFICIAL_MD5 = {  # the official .gz files and their md5s (as recorded by torchtext 0.9)
     "train.en.gz": "0065d13af80720a55ca8153d126e6627",
@@ -80,7 +80,9 @@ def _official_dir() -> Path:
         if local.is_file() and _md5(local) == md5:
             continue
         try:
-            pooch.retrieve(RAW_URL + fname, known_hash=f"md5:{md5}", fname=fname, path=cache, progressbar=False)
+            pooch.retrieve(
+                RAW_URL + fname, known_hash=f"md5:{md5}", fname=fname, path=cache, progressbar=False
+            )
         except Exception as error:  # no network, a corrupt download, ...
             raise DataError(
                 f"Multi30k: no mirror copy of {MULTI30K.fname} and could not get {RAW_URL + fname}: "
@@ -140,7 +142,9 @@ def load_multi30k() -> Multi30k:
             raise DataError(f"Multi30k: {', '.join(missing)} missing; delete {folder} and run again.")
         en, de = _read_lines(paths["en"]), _read_lines(paths["de"])
         if len(en) != len(de):
-            raise DataError(f"Multi30k {split}: {len(en)} English but {len(de)} German lines; the copy is damaged.")
+            raise DataError(
+                f"Multi30k {split}: {len(en)} English but {len(de)} German lines; the copy is damaged."
+            )
         splits[split] = list(zip(en, de, strict=True))
     return Multi30k(**splits)
 
@@ -172,7 +176,9 @@ def multi30k_tokenizer(vocab_size: int = 8000, data: Multi30k | None = None):
     from tokenizers import Tokenizer
 
     if vocab_size < 300:
-        raise ValueError(f"vocab_size must be at least 300 (256 bytes + specials + merges), got {vocab_size}.")
+        raise ValueError(
+            f"vocab_size must be at least 300 (256 bytes + specials + merges), got {vocab_size}."
+        )
     path = cache_dir() / "tokenizers" / f"multi30k-bpe{vocab_size}.json"
     if path.is_file():
         return Tokenizer.from_file(str(path))
@@ -203,7 +209,9 @@ def encode_pairs(pairs: list[tuple[str, str]], tokenizer, *, max_len: int | None
     """Token ids of every pair; with ``max_len``, pairs whose source or target is longer are left out."""
     src_ids = [e.ids for e in tokenizer.encode_batch([en for en, _ in pairs])]
     tgt_ids = [[BOS_ID, *e.ids, EOS_ID] for e in tokenizer.encode_batch([de for _, de in pairs])]
-    keep = [i for i in range(len(pairs)) if max_len is None or max(len(src_ids[i]), len(tgt_ids[i])) <= max_len]
+    keep = [
+        i for i in range(len(pairs)) if max_len is None or max(len(src_ids[i]), len(tgt_ids[i])) <= max_len
+    ]
     return EncodedPairs(
         src=[torch.tensor(src_ids[i], dtype=torch.long) for i in keep],
         tgt=[torch.tensor(tgt_ids[i], dtype=torch.long) for i in keep],
@@ -250,14 +258,18 @@ class TokenBatches:
         """One pass: a list of index tensors ``(b,)``."""
         n = len(self.lengths)
         order = torch.randperm(n, generator=self.generator) if self.shuffle else torch.arange(n)
-        chunk_size = n if not self.shuffle else max(1, 100 * self.max_tokens // max(1, int(self.lengths.median())))
+        chunk_size = (
+            n if not self.shuffle else max(1, 100 * self.max_tokens // max(1, int(self.lengths.median())))
+        )
         out = []
         for chunk in order.split(chunk_size):
             chunk = chunk[torch.argsort(self.lengths[chunk], stable=True)]
             start = 0
             while start < len(chunk):
                 end = start + 1
-                while end < len(chunk) and (end + 1 - start) * int(self.lengths[chunk[end]]) <= self.max_tokens:
+                while (
+                    end < len(chunk) and (end + 1 - start) * int(self.lengths[chunk[end]]) <= self.max_tokens
+                ):
                     end += 1
                 out.append(chunk[start:end])
                 start = end

@@ -13,10 +13,22 @@ sha256, and :func:`~fromscratch.data.registry.fetch` finds it in the mirror, the
 from __future__ import annotations
 
 import socket
+from functools import cache
 from pathlib import Path
 from urllib.parse import urlparse
 
-from fromscratch.data.registry import DataError, DataFile, _from_mirror, cache_dir, fetch, lookup, register, sha256sum
+from fromscratch.data.registry import (
+    DataError,
+    DataFile,
+    _from_mirror,
+    cache_dir,
+    fetch,
+    lookup,
+    register,
+    sha256sum,
+)
+from fromscratch.tokenizers.bpe import BytePairEncoding
+from fromscratch.tokenizers.gpt2 import read_gpt2_files, read_tiktoken_gpt2
 
 _OPENAI = "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main"
 MINILM_REVISION = "1110a243fdf4706b3f48f1d95db1a4f5529b4d41"
@@ -101,4 +113,35 @@ def fetch_online(dataset: DataFile | str, *, timeout: float = 3.0) -> Path:
     return fetch(dataset)
 
 
-__all__ = ["GPT2_124M", "GPT2_ENCODER", "GPT2_MERGES", "MINILM", "PRETRAINED", "fetch_online", "online"]
+def gpt2_files() -> tuple[Path, Path]:
+    """Verified local copies of GPT-2's ``encoder.json`` and ``vocab.bpe`` (mirror, cache or download)."""
+    return fetch(GPT2_ENCODER), fetch(GPT2_MERGES)
+
+
+@cache
+def gpt2_tokenizer() -> BytePairEncoding:
+    """GPT-2's tokeniser in our code (chapter 10): ``gpt2_tokenizer().encode("Hello world") == [15496, 995]``.
+
+    Built once per process from the registered files (:func:`gpt2_files`).
+    """
+    return read_gpt2_files(*gpt2_files())
+
+
+@cache
+def tiktoken_gpt2():
+    """``tiktoken``'s ``gpt2`` encoding built from the same registered files, without network: the oracle."""
+    return read_tiktoken_gpt2(*gpt2_files())
+
+
+__all__ = [
+    "gpt2_files",
+    "gpt2_tokenizer",
+    "tiktoken_gpt2",
+    "GPT2_124M",
+    "GPT2_ENCODER",
+    "GPT2_MERGES",
+    "MINILM",
+    "PRETRAINED",
+    "fetch_online",
+    "online",
+]

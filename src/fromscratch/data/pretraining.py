@@ -18,9 +18,9 @@ import numpy as np
 import torch
 
 from fromscratch.data.batching import bucketed_batches, pad_batch
+from fromscratch.data.masking import mask_tokens
 from fromscratch.data.registry import ACL_IMDB, cache_dir, extract
-from fromscratch.data.text import CLS, PAD, UNK, Vocab, tokenize
-from fromscratch.models.bert import mask_tokens
+from fromscratch.tokenizers.words import CLS, PAD, UNK, Vocab, tokenize
 
 CACHE_VERSION = 1
 
@@ -68,7 +68,9 @@ def _read_unsup(reviews: int | None, seed: int) -> tuple[np.ndarray, np.ndarray,
     return words, np.concatenate(pieces), np.concatenate([[0], np.cumsum([len(p) for p in pieces])])
 
 
-def load_unlabelled(vocab: Vocab, max_len: int, *, reviews: int | None = None, seed: int = 0) -> list[torch.Tensor]:
+def load_unlabelled(
+    vocab: Vocab, max_len: int, *, reviews: int | None = None, seed: int = 0
+) -> list[torch.Tensor]:
     """The unlabelled reviews as id tensors ``(t_i,)``, ``t_i <= max_len``, encoded with ``vocab``.
 
     reviews: a seeded random subset of this many (None: all 50,000). Reading and tokenising all the
@@ -85,7 +87,7 @@ class MaskedBatches:
 
     Each sequence gets ``<cls>`` in front (cut to ``max_len``). Each batch is a dict: ``tokens (b, t)``
     (the corrupted input), ``padding_mask (b, t)`` and ``labels (b, t)`` (the original id where the
-    model is scored, -100 elsewhere); see :func:`fromscratch.models.bert.mask_tokens`.
+    model is scored, -100 elsewhere); see :func:`fromscratch.data.masking.mask_tokens`.
     """
 
     def __init__(

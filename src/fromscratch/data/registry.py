@@ -147,7 +147,11 @@ def fetch(dataset: DataFile | str, *, progressbar: bool = True) -> Path:
     cache.mkdir(parents=True, exist_ok=True)
     try:
         path = pooch.retrieve(
-            dataset.url, known_hash=f"sha256:{dataset.sha256}", fname=dataset.fname, path=cache, progressbar=progressbar
+            dataset.url,
+            known_hash=f"sha256:{dataset.sha256}",
+            fname=dataset.fname,
+            path=cache,
+            progressbar=progressbar,
         )
     except ValueError as error:  # pooch: the downloaded file's hash does not match
         raise DataError(

@@ -72,7 +72,9 @@ def match_task(
     return _task(tokens, labels)
 
 
-def recall_task(n: int, t: int, d: int, *, keys: int = 16, values: int = 8, seed: int = 0) -> dict[str, Tensor]:
+def recall_task(
+    n: int, t: int, d: int, *, keys: int = 16, values: int = 8, seed: int = 0
+) -> dict[str, Tensor]:
     """Associative recall: ``m = (t - 1) // 2`` pairs ``key value``, then a query key; label: its value.
 
     Layout ``k_0 v_0 k_1 v_1 ... k_{m-1} v_{m-1} q`` (``t = 2m + 1``, so ``t`` is odd). The keys of a
@@ -84,7 +86,9 @@ def recall_task(n: int, t: int, d: int, *, keys: int = 16, values: int = 8, seed
     ``labels (n,)``.
     """
     if t < 3 or t % 2 == 0:
-        raise ValueError(f"t must be odd and at least 3 (m key-value pairs and one query: t = 2m + 1); got {t}.")
+        raise ValueError(
+            f"t must be odd and at least 3 (m key-value pairs and one query: t = 2m + 1); got {t}."
+        )
     m = (t - 1) // 2
     if d % 2 or not 2 <= d <= t - 1:
         raise ValueError(
@@ -92,7 +96,9 @@ def recall_task(n: int, t: int, d: int, *, keys: int = 16, values: int = 8, seed
             f"even position); got d={d}. Use t > d."
         )
     if keys < m or values < 1:
-        raise ValueError(f"{m} pairs need at least {m} distinct keys and one value; got keys={keys}, values={values}.")
+        raise ValueError(
+            f"{m} pairs need at least {m} distinct keys and one value; got keys={keys}, values={values}."
+        )
     generator = torch.Generator().manual_seed(seed)
     key_ids = torch.rand(n, keys, generator=generator).argsort(dim=1)[:, :m] + 1  # (n, m): distinct per row
     value_ids = torch.randint(0, values, (n, m), generator=generator) + 1 + keys  # (n, m)
@@ -105,7 +111,11 @@ def recall_task(n: int, t: int, d: int, *, keys: int = 16, values: int = 8, seed
 
 
 def task_batches(
-    task: dict[str, Tensor], batch_size: int, *, shuffle: bool = True, generator: torch.Generator | None = None
+    task: dict[str, Tensor],
+    batch_size: int,
+    *,
+    shuffle: bool = True,
+    generator: torch.Generator | None = None,
 ) -> list[dict[str, Tensor]]:
     """The ``n`` sequences of ``task`` in batches of ``batch_size`` (the last may be smaller).
 
@@ -117,7 +127,10 @@ def task_batches(
         raise ValueError(f"batch_size must be positive; got {batch_size}.")
     n = len(task["labels"])
     order = torch.randperm(n, generator=generator) if shuffle else torch.arange(n)  # (n,)
-    return [{key: value[index] for key, value in task.items()} | {"index": index} for index in order.split(batch_size)]
+    return [
+        {key: value[index] for key, value in task.items()} | {"index": index}
+        for index in order.split(batch_size)
+    ]
 
 
 __all__ = ["match_task", "recall_task", "task_batches"]

@@ -21,7 +21,7 @@ import torch
 from torch import Tensor
 
 from fromscratch import exercises
-from fromscratch.recommend import MatrixFactorization, rmse
+from fromscratch.models.recommender import MatrixFactorization, rmse
 
 __all__ = ["DEE_RANKING", "check_dee", "check_predict_by_hand", "check_rmse", "check_test_rmse"]
 

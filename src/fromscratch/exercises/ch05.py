@@ -22,7 +22,8 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from fromscratch import exercises
-from fromscratch.blocks import TransformerBlock, sinusoidal_encoding
+from fromscratch.attention import sinusoidal_encoding
+from fromscratch.blocks import TransformerBlock
 
 __all__ = ["check_layer_norm", "check_pre_norm", "check_sinusoids"]
 
@@ -43,7 +44,11 @@ def check_layer_norm(candidate: Callable[[Tensor, Tensor, Tensor], Tensor]) -> b
     normalisation over the last dimension with the biased variance and eps = 1e-5, as ``nn.LayerNorm``."""
     gen = _generator(5)
     inputs = [
-        (3 * torch.randn(2, 5, 8, generator=gen) + 1, torch.randn(8, generator=gen), torch.randn(8, generator=gen)),
+        (
+            3 * torch.randn(2, 5, 8, generator=gen) + 1,
+            torch.randn(8, generator=gen),
+            torch.randn(8, generator=gen),
+        ),
         (torch.randn(1, 3, 4, generator=gen), torch.ones(4), torch.zeros(4)),
     ]
     return exercises.check_function(candidate, _layer_norm, inputs=inputs)

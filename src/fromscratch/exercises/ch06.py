@@ -22,8 +22,8 @@ import torch
 from torch import Tensor
 
 from fromscratch import exercises
+from fromscratch.attention.masks import padding_mask
 from fromscratch.data.batching import pad_batch
-from fromscratch.masks import padding_mask
 from fromscratch.metrics import Predictions, accuracy
 
 __all__ = ["check_accuracy_by_stars", "check_mean_pool", "check_pad_batch"]

@@ -21,8 +21,8 @@ import torch
 from torch import Tensor
 
 from fromscratch import exercises
+from fromscratch.attention.masks import causal_mask
 from fromscratch.generate import probabilities
-from fromscratch.masks import causal_mask
 from fromscratch.metrics import bits_per_byte
 from fromscratch.models import Generator
 

@@ -24,8 +24,9 @@ from torch import Tensor
 
 from fromscratch import exercises
 from fromscratch.blocks import TransformerStack
-from fromscratch.sequence import ConvEncoder, conv_layers_needed, farthest_reachable
-from fromscratch.sequence.nonlinear import count_nonlinearities
+from fromscratch.metrics.nonlinear import count_nonlinearities
+from fromscratch.metrics.paths import conv_layers_needed, farthest_reachable
+from fromscratch.models.encoders import ConvEncoder
 
 __all__ = ["check_cnn_depth", "check_nonlinearity_count", "check_soft_lookup"]
 
@@ -38,7 +39,9 @@ def _measured_reach(depth: int, *, dilated: bool) -> int:
         return 0
     with torch.random.fork_rng(devices=[]):  # the notebook's global random state is left alone
         torch.manual_seed(8)
-        encoder = ConvEncoder(vocab_size=4, emb=8, max_len=4 * DISTANCE, depth=depth, kernel=KERNEL, dilated=dilated)
+        encoder = ConvEncoder(
+            vocab_size=4, emb=8, max_len=4 * DISTANCE, depth=depth, kernel=KERNEL, dilated=dilated
+        )
     encoder.double()  # through 100 blocks the gradient shrinks below what float32 can hold
     t = DISTANCE + 1 + 2 ** min(depth, 8)  # long enough that a larger reach shows as one
     return farthest_reachable(encoder, t, position=-1)
@@ -47,8 +50,8 @@ def _measured_reach(depth: int, *, dilated: bool) -> int:
 def check_cnn_depth(plain: Any, dilated: Any) -> bool | None:
     """Exercise 8.1. Expects two whole numbers: the fewest kernel-3 convolution blocks whose *last*
     output sees the input 100 positions back, without dilation (``plain``) and with dilations
-    1, 2, 4, ... (``dilated``); checked against :func:`~fromscratch.sequence.conv_layers_needed` and
-    measured with :func:`~fromscratch.sequence.farthest_reachable` on real :class:`ConvEncoder` s."""
+    1, 2, 4, ... (``dilated``); checked against :func:`~fromscratch.metrics.paths.conv_layers_needed` and
+    measured with :func:`~fromscratch.metrics.paths.farthest_reachable` on real :class:`ConvEncoder` s."""
     if exercises.is_stub(plain) or exercises.is_stub(dilated):
         return exercises.not_attempted("my_plain_depth, my_dilated_depth")
     right = True
@@ -61,7 +64,9 @@ def check_cnn_depth(plain: Any, dilated: Any) -> bool | None:
         reach = _measured_reach(answer, dilated=is_dilated)
         if answer == expected:
             below = _measured_reach(answer - 1, dilated=is_dilated)
-            print(f"✓ {name}: {answer} blocks see {reach} positions back (measured); {answer - 1} see only {below}.")
+            print(
+                f"✓ {name}: {answer} blocks see {reach} positions back (measured); {answer - 1} see only {below}."
+            )
         else:
             verdict = "too few" if reach < DISTANCE else "more than needed"
             print(f"✗ {name}: {answer} blocks see {reach} positions back (measured): {verdict}.")
@@ -101,7 +106,9 @@ def blog_counts() -> tuple[int, int, int]:
 def check_nonlinearity_count(answer: Any) -> bool | None:
     """Exercise 8.3. Expects ``(softmaxes, relus, layer_norms)``: how many of each one forward pass
     of the blog's stack of six post-norm transformer blocks applies, counted on a real stack with
-    :func:`~fromscratch.sequence.nonlinear.count_nonlinearities`."""
-    if exercises.is_stub(answer) or (isinstance(answer, (tuple, list)) and any(map(exercises.is_stub, answer))):
+    :func:`~fromscratch.metrics.nonlinear.count_nonlinearities`."""
+    if exercises.is_stub(answer) or (
+        isinstance(answer, (tuple, list)) and any(map(exercises.is_stub, answer))
+    ):
         return exercises.not_attempted("my_counts")
     return exercises.check_value(tuple(answer), blog_counts(), name="(softmax, relu, layer norm) counts")

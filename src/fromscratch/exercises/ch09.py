@@ -8,7 +8,7 @@ notebook's random numbers.
 >>> import torch
 >>> def my_teacher_forcing(target):
 ...     target = torch.as_tensor(target)
-...     return torch.cat([torch.tensor([2]), target]), torch.cat([target, torch.tensor([3])])
+...     return torch.cat([torch.tensor([3]), target]), torch.cat([target, torch.tensor([4])])
 >>> check_teacher_forcing(my_teacher_forcing)
 ✓ my_teacher_forcing matches the reference on 3 test inputs.
 True
@@ -59,7 +59,7 @@ def _teacher_forcing(target) -> tuple[Tensor, Tensor]:
 
 def check_teacher_forcing(candidate: Callable) -> bool | None:
     """Exercise 9.2. Expects ``target ids (t,) -> (decoder input (t + 1,), labels (t + 1,))``: the input
-    is ``<s>`` (id 2) followed by the target, the labels are the target followed by ``</s>`` (id 3)."""
+    is ``<s>`` (id 3) followed by the target, the labels are the target followed by ``</s>`` (id 4)."""
     inputs = [(torch.tensor([17, 4, 99]),), (torch.tensor([5]),), (torch.tensor([8, 8, 8, 8, 40]),)]
     return exercises.check_function(candidate, _teacher_forcing, inputs=inputs)
 

@@ -27,8 +27,8 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from fromscratch import exercises
-from fromscratch.bpe import merge
 from fromscratch.models.classifier import mean_over_tokens
+from fromscratch.tokenizers import merge
 
 __all__ = ["check_mask_tokens", "check_merge", "check_sentence_embedding"]
 
@@ -37,7 +37,7 @@ IGNORE = -100
 
 def check_merge(candidate: Callable[[list[int], tuple[int, int], int], list[int]]) -> bool | None:
     """Exercise 10.1. Expects ``(ids, pair, new_id) -> ids``: every occurrence of ``pair``, scanning left
-    to right without overlaps, replaced by ``new_id`` (``fromscratch.bpe.merge``)."""
+    to right without overlaps, replaced by ``new_id`` (``fromscratch.tokenizers.merge``)."""
     inputs = [
         ([1, 2, 3, 1, 2, 2], (1, 2), 9),
         ([5, 5, 5, 5, 5], (5, 5), 7),  # overlapping occurrences: left to right
@@ -101,7 +101,11 @@ def check_mask_tokens(candidate: Callable[..., tuple[Tensor, Tensor]]) -> bool |
     if n:
         masked = ((inputs == mask_id) & chosen).sum().item() / n
         kept = ((inputs == ids) & chosen).sum().item() / n
-        for what, got, want in (("[MASK]", masked, 0.8), ("kept", kept, 0.1), ("random", 1 - masked - kept, 0.1)):
+        for what, got, want in (
+            ("[MASK]", masked, 0.8),
+            ("kept", kept, 0.1),
+            ("random", 1 - masked - kept, 0.1),
+        ):
             if abs(got - want) > 0.01:
                 problems.append(f"{got:.1%} of the chosen tokens are {what}, not {want:.0%}")
     if problems:

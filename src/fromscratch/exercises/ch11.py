@@ -22,8 +22,8 @@ import torch
 from torch import Tensor
 
 from fromscratch import exercises
-from fromscratch.positions import alibi_bias, alibi_slopes, rotate
-from fromscratch.sparse import sparse_mask
+from fromscratch.attention.positions import alibi_bias, alibi_slopes, rotate
+from fromscratch.attention.sparse import sparse_mask
 
 __all__ = ["check_alibi_bias", "check_rotate", "check_strided_mask"]
 

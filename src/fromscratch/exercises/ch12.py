@@ -17,15 +17,26 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor, nn
 
 from fromscratch import exercises
 from fromscratch.blocks import TransformerBlock
-from fromscratch.memory import T4_BYTES, attention_matrix_bytes, estimate_memory, fits, measure_activations
 from fromscratch.models import Generator, GeneratorConfig
+from fromscratch.training.losses import next_token_loss
+from fromscratch.training.memory import (
+    T4_BYTES,
+    attention_matrix_bytes,
+    estimate_memory,
+    fits,
+    measure_activations,
+)
 
-__all__ = ["check_accumulated_gradients", "check_attention_bytes", "check_checkpointed_block", "check_largest_batch"]
+__all__ = [
+    "check_accumulated_gradients",
+    "check_attention_bytes",
+    "check_checkpointed_block",
+    "check_largest_batch",
+]
 
 
 def _reference_attention_bytes(b: int, h: int, t: int, bytes_per_element: int) -> int:
@@ -45,14 +56,10 @@ def _small_generator() -> Generator:
         return Generator(vocab_size=32, emb=16, heads=2, depth=1, context=8)
 
 
-def _lm_loss(model: nn.Module, tokens: Tensor) -> Tensor:
-    return F.cross_entropy(model(tokens[:, :-1]).transpose(1, 2), tokens[:, 1:])
-
-
 def _gradients(fn: Callable, k: int, tokens: Tensor):
     """The flattened gradients ``fn(model, loss_fn, tokens, k)`` leaves in a fresh small model (``...``: a stub)."""
     model = _small_generator()
-    result = fn(model, _lm_loss, tokens, k)
+    result = fn(model, next_token_loss, tokens, k)
     grads = [p.grad for p in model.parameters()]
     if all(g is None for g in grads):
         if exercises.is_stub(result):
@@ -80,7 +87,12 @@ def check_accumulated_gradients(candidate: Callable[[nn.Module, Callable, Tensor
         return _gradients(lambda model, loss_fn, x, _: loss_fn(model, x).backward(), 1, tokens)
 
     return exercises.check_function(
-        lambda k, tokens: _gradients(candidate, k, tokens), whole, inputs=inputs, atol=1e-6, rtol=1e-4, name=name
+        lambda k, tokens: _gradients(candidate, k, tokens),
+        whole,
+        inputs=inputs,
+        atol=1e-6,
+        rtol=1e-4,
+        name=name,
     )
 
 
@@ -113,7 +125,10 @@ def check_checkpointed_block(candidate: Callable[[nn.Module, Tensor], Tensor]) -
         return out.detach(), xx.grad
 
     if not exercises.check_function(
-        lambda: output_and_gradient(candidate), lambda: output_and_gradient(lambda b, v: b(v)), inputs=[()], name=name
+        lambda: output_and_gradient(candidate),
+        lambda: output_and_gradient(lambda b, v: b(v)),
+        inputs=[()],
+        name=name,
     ):
         return False
     saved = measure_activations(block, lambda: candidate(block, x).sum()).bytes
@@ -148,4 +163,6 @@ def largest_batch(config: GeneratorConfig, device_bytes: float, precision: str =
 def check_largest_batch(answer: int) -> bool | None:
     """Exercise 12.4. Expects the largest batch of the blog's enwik8 generator (``GeneratorConfig()``,
     context 256, fp32, teaching path off) whose estimated training step fits a T4 with ``fits``."""
-    return exercises.check_value(answer, largest_batch(GeneratorConfig(), T4_BYTES), atol=0, name="the largest batch")
+    return exercises.check_value(
+        answer, largest_batch(GeneratorConfig(), T4_BYTES), atol=0, name="the largest batch"
+    )

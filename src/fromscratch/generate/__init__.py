@@ -6,8 +6,22 @@
   ``translate`` (chapter 09).
 """
 
-from fromscratch.generate.beam import beam_search, block_repeats, detokenize, greedy_search, translate  # chapter 09
-from fromscratch.generate.sampling import decode, encode, generate, generate_tokens, greedy, next_token, probabilities
+from fromscratch.generate.beam import (
+    beam_search,
+    block_repeats,
+    detokenize,
+    greedy_search,
+    translate,
+)  # chapter 09
+from fromscratch.generate.sampling import (
+    decode,
+    encode,
+    generate,
+    generate_tokens,
+    greedy,
+    next_token,
+    probabilities,
+)
 
 __all__ = [
     "beam_search",

@@ -30,7 +30,9 @@ import unicodedata
 import torch
 from torch import Tensor
 
-from fromscratch.data.multi30k import BOS_ID, EOS_ID, PAD_ID
+from fromscratch.tokenizers.special import BOS as BOS_ID
+from fromscratch.tokenizers.special import EOS as EOS_ID
+from fromscratch.tokenizers.special import PAD as PAD_ID
 from fromscratch.utils import evaluating
 
 
@@ -114,14 +116,20 @@ def beam_search(
         finished = torch.zeros(b * k, dtype=torch.bool, device=src.device)
         lengths = torch.zeros(b * k, dtype=torch.long, device=src.device)  # tokens before </s> (or the cut)
         for _ in range(int(limit.max())):
-            logits = model.decode(tokens[:, -1:], memory, mask, last_only=True, cache=cache)[:, -1].float()  # (b·k, V)
-            logp = torch.log_softmax(block_repeats(logits, tokens[:, 1:], no_repeat_ngram), dim=-1)  # (b·k, V)
+            logits = model.decode(tokens[:, -1:], memory, mask, last_only=True, cache=cache)[
+                :, -1
+            ].float()  # (b·k, V)
+            logp = torch.log_softmax(
+                block_repeats(logits, tokens[:, 1:], no_repeat_ngram), dim=-1
+            )  # (b·k, V)
             V = logp.size(1)
             logp[finished] = float("-inf")
             logp[finished, PAD_ID] = 0.0  # a finished hypothesis only extends by <pad>, at no cost
             candidates = (scores[:, None] + logp).view(b, k * V)  # (b, k·V)
             best, index = candidates.topk(k, dim=1)  # (b, k)
-            origin = (index // V + torch.arange(b, device=src.device)[:, None] * k).flatten()  # (b·k,) parent rows
+            origin = (
+                index // V + torch.arange(b, device=src.device)[:, None] * k
+            ).flatten()  # (b·k,) parent rows
             token = (index % V).flatten()  # (b·k,)
             tokens = torch.cat([tokens[origin], token[:, None]], dim=1)  # (b·k, step + 2)
             _select_cache(cache, origin)  # each row's cache follows its hypothesis

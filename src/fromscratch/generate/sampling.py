@@ -41,7 +41,9 @@ def decode(tokens: torch.Tensor | bytes) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def probabilities(logits: torch.Tensor, *, temperature: float = 1.0, top_k: int | None = None) -> torch.Tensor:
+def probabilities(
+    logits: torch.Tensor, *, temperature: float = 1.0, top_k: int | None = None
+) -> torch.Tensor:
     r"""The distribution a sampler draws from: logits (b, V) -> probabilities (b, V) (chapter 07).
 
     $p_i \propto \exp(z_i / T)$ over the ``top_k`` largest logits (all when None), 0 elsewhere;
@@ -50,7 +52,9 @@ def probabilities(logits: torch.Tensor, *, temperature: float = 1.0, top_k: int 
     if temperature < 0:
         raise ValueError(f"temperature={temperature} must be >= 0 (0 means greedy decoding).")
     if top_k is not None and not 1 <= top_k <= logits.size(-1):
-        raise ValueError(f"top_k={top_k} must lie between 1 and the vocabulary size {logits.size(-1)}, or be None.")
+        raise ValueError(
+            f"top_k={top_k} must lie between 1 and the vocabulary size {logits.size(-1)}, or be None."
+        )
     logits = logits.detach().float()  # (b, V)
     if temperature == 0:
         return torch.nn.functional.one_hot(logits.argmax(dim=-1), logits.size(-1)).float()  # (b, V)

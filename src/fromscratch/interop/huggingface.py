@@ -49,7 +49,11 @@ def bert_table(depth: int) -> Table:
         ("position_embedding.weight", "embeddings.position_embeddings.weight"),
         ("segment_embedding.weight", "embeddings.token_type_embeddings.weight"),
         *_pairs("embedding_norm", "embeddings.LayerNorm"),
-        *(row for i in range(depth) for row in prefixed(bert_layer_table(), f"blocks.{i}.", f"encoder.layer.{i}.")),
+        *(
+            row
+            for i in range(depth)
+            for row in prefixed(bert_layer_table(), f"blocks.{i}.", f"encoder.layer.{i}.")
+        ),
     ]
 
 
@@ -61,7 +65,10 @@ def gpt2_table(depth: int) -> Table:
             (("attention.to_queries.weight", "attention.to_keys.weight", "attention.to_values.weight")),
             "attn.c_attn.weight",
         ),
-        ((("attention.to_queries.bias", "attention.to_keys.bias", "attention.to_values.bias")), "attn.c_attn.bias"),
+        (
+            (("attention.to_queries.bias", "attention.to_keys.bias", "attention.to_values.bias")),
+            "attn.c_attn.bias",
+        ),
         *_pairs("attention.unify_heads", "attn.c_proj"),
         *_pairs("norm2", "ln_2"),
         *_pairs("ff.net.0", "mlp.c_fc"),
@@ -106,7 +113,9 @@ def load_state(
         expected = [tuple(ours[n].shape) if n in ours else None for n in names]
         if None in expected:
             continue  # ours has no such key: reported as unexpected below
-        if tensor.shape[0] != sum(s[0] for s in expected) or any(tuple(tensor.shape[1:]) != s[1:] for s in expected):
+        if tensor.shape[0] != sum(s[0] for s in expected) or any(
+            tuple(tensor.shape[1:]) != s[1:] for s in expected
+        ):
             shapes.append(f"{their_key} {tuple(theirs[their_key].shape)} -> {', '.join(names)} {expected}")
             misshapen.update(names)  # reported as wrongly shaped, not again as missing
             continue
@@ -179,7 +188,9 @@ def from_hf(hf_model: nn.Module) -> nn.Module:
     state = hf_model.state_dict()
     if name in ("BertModel", "BertForMaskedLM", "BertForSequenceClassification"):
         ours = BertEncoder(bert_config_from_hf(hf_model.config))
-        state = {k: v for k, v in state.items() if not k.startswith("cls.") and not k.startswith("classifier.")}
+        state = {
+            k: v for k, v in state.items() if not k.startswith("cls.") and not k.startswith("classifier.")
+        }
         load_state(ours, state, bert_table(ours.config.depth), ignored=BERT_IGNORED, strip="bert.")
     elif name in ("GPT2LMHeadModel", "GPT2Model"):
         ours = GPT2(gpt2_config_from_hf(hf_model.config))
@@ -205,7 +216,9 @@ def load_bert(name: str = "all-MiniLM-L6-v2"):
     from tokenizers import Tokenizer
 
     if name != "all-MiniLM-L6-v2":
-        raise ValueError(f"Only 'all-MiniLM-L6-v2' is registered (see fromscratch.data.pretrained), got {name!r}.")
+        raise ValueError(
+            f"Only 'all-MiniLM-L6-v2' is registered (see fromscratch.data.pretrained), got {name!r}."
+        )
     config = bert_config_from_hf(json.loads(fetch(MINILM["config.json"]).read_text()))
     encoder = BertEncoder(config)
     state = load_file(fetch(MINILM["model.safetensors"]))

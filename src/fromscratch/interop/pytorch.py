@@ -109,7 +109,12 @@ def _check_keys(side: str, state: dict[str, torch.Tensor], keys: Sequence[str]) 
 
 
 def copy_weights(
-    ours: nn.Module, theirs: nn.Module, table: Table, *, into: str = "theirs", transposed: Collection[str] = ()
+    ours: nn.Module,
+    theirs: nn.Module,
+    table: Table,
+    *,
+    into: str = "theirs",
+    transposed: Collection[str] = (),
 ) -> None:
     """Copy weights between ``ours`` and ``theirs`` along ``table``: into ``theirs`` or into ``ours``.
 
@@ -165,7 +170,9 @@ def _activation_name(activation) -> str:
 
 def _check_standard(attention: SelfAttention) -> None:
     if attention.kind != "standard":
-        raise ValueError(f"Only kind='standard' attention has a twin in other libraries, got kind={attention.kind!r}.")
+        raise ValueError(
+            f"Only kind='standard' attention has a twin in other libraries, got kind={attention.kind!r}."
+        )
 
 
 def to_multihead_attention(attention: SelfAttention) -> nn.MultiheadAttention:

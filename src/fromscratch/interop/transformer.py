@@ -49,7 +49,9 @@ def transformer_table(encoder_depth: int, decoder_depth: int, norm: str = "post"
     for i in range(decoder_depth):
         table += prefixed(decoder_layer_table(), f"decoder.{i}.", f"decoder.layers.{i}.")
     if norm == "pre":
-        table += _weight_and_bias("encoder_norm", "encoder.norm") + _weight_and_bias("decoder_norm", "decoder.norm")
+        table += _weight_and_bias("encoder_norm", "encoder.norm") + _weight_and_bias(
+            "decoder_norm", "decoder.norm"
+        )
     return table
 
 
@@ -87,7 +89,9 @@ def to_transformer(model: EncoderDecoder) -> nn.Transformer:
 def load_from_transformer(model: EncoderDecoder, twin: nn.Transformer) -> EncoderDecoder:
     """Copy the weights of ``twin``'s two stacks into ``model`` (the reverse of :func:`to_transformer`)."""
     c = model.config
-    copy_weights(_Stacks(model), twin, transformer_table(c.encoder_depth, c.decoder_depth, c.norm), into="ours")
+    copy_weights(
+        _Stacks(model), twin, transformer_table(c.encoder_depth, c.decoder_depth, c.norm), into="ours"
+    )
     return model
 
 
@@ -111,7 +115,9 @@ def transformer_logits(
     """
     x = model._embed(src, model.src_embedding, model.src_positions, "src")  # (b, ts, e)
     y = model._embed(tgt_in, model.tgt_embedding, model.tgt_positions, "tgt_in")  # (b, tt, e)
-    causal = nn.Transformer.generate_square_subsequent_mask(tgt_in.size(1), dtype=torch.bool)  # True = blocked
+    causal = nn.Transformer.generate_square_subsequent_mask(
+        tgt_in.size(1), dtype=torch.bool
+    )  # True = blocked
     out = twin(
         x,
         y,
@@ -124,4 +130,10 @@ def transformer_logits(
     return model.to_logits(out)  # (b, tt, V)
 
 
-__all__ = ["decoder_layer_table", "load_from_transformer", "to_transformer", "transformer_logits", "transformer_table"]
+__all__ = [
+    "decoder_layer_table",
+    "load_from_transformer",
+    "to_transformer",
+    "transformer_logits",
+    "transformer_table",
+]

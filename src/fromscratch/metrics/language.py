@@ -80,10 +80,14 @@ def bits_per_byte(
     total_nats, count = 0.0, 0
     with evaluating(model):
         for first in range(0, len(windows), batch_size):
-            starts, scored = (torch.tensor(column) for column in zip(*windows[first : first + batch_size], strict=True))
+            starts, scored = (
+                torch.tensor(column) for column in zip(*windows[first : first + batch_size], strict=True)
+            )
             chunk = data[starts[:, None] + positions].long().to(device)  # (b, t + 1)
             logits = model(chunk[:, :-1])  # (b, t, V)
-            nll = F.cross_entropy(logits.float().transpose(1, 2), chunk[:, 1:], reduction="none")  # (b, t) nats
+            nll = F.cross_entropy(
+                logits.float().transpose(1, 2), chunk[:, 1:], reduction="none"
+            )  # (b, t) nats
             keep = positions[None, :-1] >= (length - scored)[:, None]  # (b, t): the last `scored` positions
             total_nats += nll[keep.to(device)].double().sum().item()
             count += int(keep.sum())

@@ -14,9 +14,18 @@ the classifier and the generator can return the attention weights of every layer
 (``return_attention=True``: a list with one ``(b, h, t, t)`` tensor per block).
 """
 
-from fromscratch.models.bert import BertConfig, BertEncoder, BertForClassification, BertForPretraining  # chapter 10
+from fromscratch.models.bert import (
+    BertConfig,
+    BertEncoder,
+    BertForClassification,
+    BertForPretraining,
+)  # chapter 10
 from fromscratch.models.classifier import POOLINGS, Classifier, ClassifierConfig, mean_over_tokens
-from fromscratch.models.encoder_decoder import DecoderBlock, EncoderDecoder, EncoderDecoderConfig  # chapter 09
+from fromscratch.models.encoder_decoder import (
+    DecoderBlock,
+    EncoderDecoder,
+    EncoderDecoderConfig,
+)  # chapter 09
 from fromscratch.models.generator import Generator, GeneratorConfig
 from fromscratch.models.gpt2 import GPT2, GPT2Config  # chapter 10
 from fromscratch.models.rnn_seq2seq import RNNSeq2Seq, RNNSeq2SeqConfig  # chapter 09

@@ -11,7 +11,7 @@ the heads are separate modules:
 - :class:`ClassificationHead`: BERT's pooler (dense + tanh on the ``[CLS]`` vector at position 0),
   dropout, a linear layer: ``(b, t, e) -> (b, num_classes)``.
 
-:func:`mask_tokens` corrupts a batch the way BERT's pretraining does: 15 % of the real tokens are
+:func:`fromscratch.data.masking.mask_tokens` corrupts a batch the way BERT's pretraining does: 15 % of the real tokens are
 chosen; of those, 80 % become ``[MASK]``, 10 % a random token and 10 % stay as they are; the model is
 scored on the chosen positions only (label -100 elsewhere, ``F.cross_entropy``'s ``ignore_index``).
 
@@ -26,12 +26,11 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from fromscratch.blocks import TransformerBlock, check_length
-from fromscratch.masks import check_padding_mask
+from fromscratch.attention import check_length
+from fromscratch.attention.masks import check_padding_mask
+from fromscratch.blocks import TransformerBlock
 from fromscratch.models.classifier import mean_over_tokens
 from fromscratch.models.config import resolve_config
-
-IGNORE = -100  # the label of positions the masked-LM loss skips (F.cross_entropy's ignore_index)
 
 
 @dataclass(frozen=True)
@@ -110,7 +109,11 @@ class BertEncoder(nn.Module):
             check_padding_mask(padding_mask, b, t)
         positions = torch.arange(t, device=input_ids.device)  # (t,)
         segments = torch.zeros_like(input_ids) if segment_ids is None else segment_ids  # (b, t)
-        x = self.token_embedding(input_ids) + self.position_embedding(positions) + self.segment_embedding(segments)
+        x = (
+            self.token_embedding(input_ids)
+            + self.position_embedding(positions)
+            + self.segment_embedding(segments)
+        )
         x = self.dropout(self.embedding_norm(x))  # (b, t, e)
         weights = []
         for block in self.blocks:
@@ -173,7 +176,9 @@ class BertForPretraining(nn.Module):
         self.config = self.encoder.config
         self.mlm = MaskedLMHead(self.encoder)
 
-    def forward(self, input_ids: Tensor, padding_mask: Tensor | None = None, *, only: Tensor | None = None) -> Tensor:
+    def forward(
+        self, input_ids: Tensor, padding_mask: Tensor | None = None, *, only: Tensor | None = None
+    ) -> Tensor:
         """Logits ``(b, t, V)``; with ``only`` (a bool ``(b, t)``) just the chosen positions' ``(n, V)``
         (scoring 15 % of the positions over a large vocabulary saves most of the head's work)."""
         hidden = self.encoder(input_ids, padding_mask)  # (b, t, e)
@@ -183,7 +188,9 @@ class BertForPretraining(nn.Module):
 class BertForClassification(nn.Module):
     """Encoder + classification head: ids ``(b, t)`` -> logits ``(b, num_classes)``."""
 
-    def __init__(self, encoder: BertEncoder, num_classes: int, *, dropout: float = 0.1, pooling: str = "cls") -> None:
+    def __init__(
+        self, encoder: BertEncoder, num_classes: int, *, dropout: float = 0.1, pooling: str = "cls"
+    ) -> None:
         super().__init__()
         self.encoder, self.config = encoder, encoder.config
         self.head = ClassificationHead(encoder.config.emb, num_classes, dropout=dropout, pooling=pooling)
@@ -193,45 +200,11 @@ class BertForClassification(nn.Module):
         return self.head(self.encoder(input_ids, padding_mask), padding_mask)  # (b, num_classes)
 
 
-def mask_tokens(
-    ids: Tensor,
-    *,
-    mask_id: int,
-    vocab_size: int,
-    special_ids: tuple[int, ...] = (),
-    padding_mask: Tensor | None = None,
-    rate: float = 0.15,
-    generator: torch.Generator | None = None,
-) -> tuple[Tensor, Tensor]:
-    """Devlin et al.'s masking: returns ``(inputs, labels)``, both ``(b, t)`` like ``ids``.
-
-    Each real, non-special token is chosen with probability ``rate``; a chosen token is replaced by
-    ``mask_id`` (80 %), by a random id drawn from ``0..vocab_size-1`` (10 %), or kept (10 %). ``labels``
-    hold the original id at the chosen positions and -100 (:data:`IGNORE`) everywhere else.
-    """
-    if not 0 < rate < 1:
-        raise ValueError(f"rate must lie strictly between 0 and 1 (BERT: 0.15), got {rate}.")
-    draw = torch.rand(ids.shape, generator=generator)  # (b, t), on the CPU: reproducible anywhere
-    allowed = torch.ones_like(ids, dtype=torch.bool).cpu() if padding_mask is None else padding_mask.cpu().clone()
-    for special in special_ids:
-        allowed &= ids.cpu() != special
-    chosen = (draw < rate) & allowed  # (b, t)
-    how = torch.rand(ids.shape, generator=generator)  # (b, t): which of the three corruptions
-    random_ids = torch.randint(0, vocab_size, ids.shape, generator=generator)  # (b, t)
-    chosen, how, random_ids = chosen.to(ids.device), how.to(ids.device), random_ids.to(ids.device)
-    inputs = torch.where(chosen & (how < 0.8), torch.full_like(ids, mask_id), ids)
-    inputs = torch.where(chosen & (how >= 0.8) & (how < 0.9), random_ids, inputs)
-    labels = torch.where(chosen, ids, torch.full_like(ids, IGNORE))
-    return inputs, labels
-
-
 __all__ = [
-    "IGNORE",
     "BertConfig",
     "BertEncoder",
     "BertForClassification",
     "BertForPretraining",
     "ClassificationHead",
     "MaskedLMHead",
-    "mask_tokens",
 ]

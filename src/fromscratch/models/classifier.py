@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
+from fromscratch.attention.masks import check_padding_mask
 from fromscratch.blocks import TransformerStack
-from fromscratch.masks import check_padding_mask
 from fromscratch.models.config import resolve_config
 
 POOLINGS = ("mean", "cls")
@@ -108,7 +108,11 @@ class Classifier(nn.Module):
         self.to_logits = nn.Linear(c.emb, c.num_classes)
 
     def forward(
-        self, tokens: torch.Tensor, *, padding_mask: torch.Tensor | None = None, return_attention: bool = False
+        self,
+        tokens: torch.Tensor,
+        *,
+        padding_mask: torch.Tensor | None = None,
+        return_attention: bool = False,
     ):
         """tokens: int ``(b, t)``; padding_mask: bool ``(b, t)``, True at real tokens (None:
         ``tokens != pad_id``, or every position real when ``pad_id`` is None).

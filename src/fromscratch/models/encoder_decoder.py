@@ -13,7 +13,7 @@ Training uses **teacher forcing**: the decoder's input is ``<s>`` + the referenc
 its last token, and every position predicts the next reference token, all positions at once.
 Decoding feeds one new token per step with ``decode(..., cache=model.new_cache())``: each decoder
 block keeps its self-attention's keys and values and its cross-attention's projection of the source
-(:class:`~fromscratch.cache.KVCache`), so a step costs one position, not the whole prefix.
+(:class:`~fromscratch.attention.cache.KVCache`), so a step costs one position, not the whole prefix.
 
 Shape legend: ``b`` batch, ``ts`` source length, ``tt`` target length, ``e`` embedding, ``h`` heads,
 ``V`` vocabulary.
@@ -26,9 +26,9 @@ from dataclasses import dataclass
 
 from torch import Tensor, nn
 
-from fromscratch.attention import SelfAttention
-from fromscratch.blocks import FeedForward, PositionEmbedding, PositionEncoding, TransformerBlock, check_length
-from fromscratch.cache import KVCache
+from fromscratch.attention import PositionEmbedding, PositionEncoding, SelfAttention, check_length
+from fromscratch.attention.cache import KVCache
+from fromscratch.blocks import FeedForward, TransformerBlock
 from fromscratch.models.config import resolve_config
 from fromscratch.models.pool_dropout import use_pool_dropout
 
@@ -63,7 +63,9 @@ class DecoderBlock(nn.Module):
     (``norm="pre"``) the sub-layer, as in :class:`~fromscratch.blocks.TransformerBlock`.
     """
 
-    def __init__(self, emb: int, heads: int, *, ff_mult: int = 4, dropout: float = 0.0, norm: str = "post") -> None:
+    def __init__(
+        self, emb: int, heads: int, *, ff_mult: int = 4, dropout: float = 0.0, norm: str = "post"
+    ) -> None:
         super().__init__()
         if norm not in ("post", "pre"):
             raise ValueError(f"norm must be 'post' or 'pre', got {norm!r}.")
@@ -92,7 +94,9 @@ class DecoderBlock(nn.Module):
         self_cache, cross_cache = cache if cache is not None else (None, None)
         # 1. masked self-attention: position i sees target positions 0..i
         inner = self.norm1(x) if pre else x
-        out = self.self_attention(inner, padding_mask=padding_mask, return_attention=return_attention, cache=self_cache)
+        out = self.self_attention(
+            inner, padding_mask=padding_mask, return_attention=return_attention, cache=self_cache
+        )
         attended, self_w = out if return_attention else (out, None)  # (b, tt, e), (b, h, tt, tt)
         x = x + self.dropout(attended) if pre else self.norm1(x + self.dropout(attended))
         # 2. cross-attention: queries from the target, keys and values from the source's encoding
@@ -132,7 +136,9 @@ class EncoderDecoder(nn.Module):
         self.max_len, self.scale = c.max_len, math.sqrt(c.emb)
         self.src_embedding = nn.Embedding(c.src_vocab_size, c.emb, padding_idx=c.pad_id)
         self.tgt_embedding = (
-            self.src_embedding if c.share_embeddings else nn.Embedding(c.tgt_vocab_size, c.emb, padding_idx=c.pad_id)
+            self.src_embedding
+            if c.share_embeddings
+            else nn.Embedding(c.tgt_vocab_size, c.emb, padding_idx=c.pad_id)
         )
         for table in {self.src_embedding, self.tgt_embedding}:
             nn.init.normal_(table.weight, std=c.emb**-0.5)  # unit-size rows after the sqrt(e) scale
@@ -156,10 +162,14 @@ class EncoderDecoder(nn.Module):
         if c.pool_dropout:
             use_pool_dropout(self)
 
-    def _embed(self, tokens: Tensor, table: nn.Embedding, positions: nn.Module, name: str, offset: int = 0) -> Tensor:
+    def _embed(
+        self, tokens: Tensor, table: nn.Embedding, positions: nn.Module, name: str, offset: int = 0
+    ) -> Tensor:
         """Token vectors times sqrt(e) plus the vectors of positions ``offset .. offset + t - 1``: ``(b, t, e)``."""
         if tokens.dim() != 2:
-            raise ValueError(f"{name} must have shape (b, t), got {tuple(tokens.shape)}; add a batch dimension.")
+            raise ValueError(
+                f"{name} must have shape (b, t), got {tuple(tokens.shape)}; add a batch dimension."
+            )
         check_length(offset + tokens.size(1), self.max_len)
         where = positions.positions(offset + tokens.size(1))[offset:]  # (t, e)
         return self.dropout(table(tokens) * self.scale + where)  # (b, t, e)

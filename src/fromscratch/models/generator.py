@@ -19,11 +19,16 @@ import torch
 from torch import nn
 
 from fromscratch.attention import KVCache
+from fromscratch.attention.sparse import PATTERNS, sparse_mask
 from fromscratch.blocks import TransformerStack
 from fromscratch.models.config import resolve_config
-from fromscratch.sparse import PATTERNS, sparse_mask
 
-POSITIONS = {"learned": "embedding", "sinusoidal": "encoding", "rope": "rope", "alibi": "alibi"}  # -> the stack's
+POSITIONS = {
+    "learned": "embedding",
+    "sinusoidal": "encoding",
+    "rope": "rope",
+    "alibi": "alibi",
+}  # -> the stack's
 
 
 @dataclass(frozen=True)
@@ -38,7 +43,9 @@ class GeneratorConfig:
     causal: bool = True  # hide later positions; False only for chapter 07's "no mask" experiment
     ff_mult: int = 4  # feed-forward hidden width = ff_mult * e (blog: 4)
     dropout: float = 0.0  # after the embeddings and each sub-layer (blog: 0.0)
-    norm: str = "post"  # "post": normalise after each residual sum (blog), "pre": before each sub-layer (GPT-2)
+    norm: str = (
+        "post"  # "post": normalise after each residual sum (blog), "pre": before each sub-layer (GPT-2)
+    )
     kind: str = "standard"  # multi-head attention form: "standard", "wide" or "narrow" (chapter 04)
     positions: str = "learned"  # "learned" (blog), "sinusoidal", "rope" or "alibi" (chapter 11)
     sparsity: str | None = None  # None: dense attention; "strided" or "fixed": a sparse pattern (chapter 11)
@@ -65,7 +72,9 @@ class Generator(nn.Module):
         if c.positions not in POSITIONS:
             raise ValueError(f"positions must be one of {', '.join(POSITIONS)}; got {c.positions!r}.")
         if c.sparsity is not None and c.sparsity not in PATTERNS:
-            raise ValueError(f"sparsity must be None (dense) or one of {', '.join(PATTERNS)}; got {c.sparsity!r}.")
+            raise ValueError(
+                f"sparsity must be None (dense) or one of {', '.join(PATTERNS)}; got {c.sparsity!r}."
+            )
         self.stack = TransformerStack(
             vocab_size=c.vocab_size,
             emb=c.emb,
@@ -82,7 +91,9 @@ class Generator(nn.Module):
         )
         self.to_logits = nn.Linear(c.emb, c.vocab_size)
 
-    def forward(self, tokens: torch.Tensor, *, return_attention: bool = False, cache: list[KVCache] | None = None):
+    def forward(
+        self, tokens: torch.Tensor, *, return_attention: bool = False, cache: list[KVCache] | None = None
+    ):
         """tokens: int ``(b, t)`` with ``t <= context``. Returns logits ``(b, t, V)``, or
         ``(logits, weights)`` with a list of ``depth`` tensors ``(b, h, t, t)`` when
         ``return_attention=True`` (zero above the diagonal when causal).

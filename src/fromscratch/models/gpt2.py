@@ -22,9 +22,9 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from fromscratch.attention import KVCache
-from fromscratch.blocks import TransformerBlock, check_length
-from fromscratch.masks import check_padding_mask
+from fromscratch.attention import KVCache, check_length
+from fromscratch.attention.masks import check_padding_mask
+from fromscratch.blocks import TransformerBlock
 from fromscratch.models.config import resolve_config
 
 
@@ -67,7 +67,9 @@ class GPT2(nn.Module):
             for _ in range(c.depth)
         )
         for block in self.blocks:
-            block.ff.net[1] = nn.GELU(approximate="tanh")  # GPT-2's "gelu_new"; differs from exact GELU by ~1e-3
+            block.ff.net[1] = nn.GELU(
+                approximate="tanh"
+            )  # GPT-2's "gelu_new"; differs from exact GELU by ~1e-3
         self.final_norm = nn.LayerNorm(c.emb, eps=c.norm_eps)
         self.to_logits = nn.Linear(c.emb, c.vocab_size, bias=False)
         self.to_logits.weight = self.token_embedding.weight  # tied: one (V, e) matrix
@@ -115,7 +117,9 @@ class GPT2(nn.Module):
         for i, block in enumerate(self.blocks):
             extra = {} if cache is None else {"cache": cache[i]}
             if return_attention:
-                x, w = block(x, padding_mask=padding_mask, return_attention=True, **extra)  # (b, t, e), (b, h, t, t)
+                x, w = block(
+                    x, padding_mask=padding_mask, return_attention=True, **extra
+                )  # (b, t, e), (b, h, t, t)
                 weights.append(w)
             else:
                 x = block(x, padding_mask=padding_mask, **extra)  # (b, t, e)

@@ -27,7 +27,7 @@ import torch
 from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from fromscratch.blocks import check_length
+from fromscratch.attention import check_length
 from fromscratch.models.config import resolve_config
 
 
@@ -42,7 +42,7 @@ class RecurrentCache:
         return self.steps
 
     def select(self, rows: Tensor) -> None:
-        """Keep the sequences ``rows`` ``(b',)``, as :meth:`fromscratch.cache.KVCache.select` (beam search)."""
+        """Keep the sequences ``rows`` ``(b',)``, as :meth:`fromscratch.attention.cache.KVCache.select` (beam search)."""
         if self.state is not None:
             self.state = self.state.index_select(0, rows)
 

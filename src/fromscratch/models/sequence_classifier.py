@@ -4,9 +4,9 @@ tokens ``(b, t)`` -> an encoder ``(b, t, e)`` -> the mean over real tokens ``(b,
 -> ``num_classes`` logits. The embedding and the head are those of :class:`Classifier` (mean pooling);
 only the encoder changes with ``config.encoder``:
 
-- "bag": :class:`~fromscratch.sequence.BagEncoder` (no mixing at all);
-- "rnn": :class:`~fromscratch.sequence.RecurrentEncoder` (GRU or LSTM);
-- "cnn": :class:`~fromscratch.sequence.ConvEncoder` (residual 1-D convolutions);
+- "bag": :class:`~fromscratch.models.encoders.BagEncoder` (no mixing at all);
+- "rnn": :class:`~fromscratch.models.encoders.RecurrentEncoder` (GRU or LSTM);
+- "cnn": :class:`~fromscratch.models.encoders.ConvEncoder` (residual 1-D convolutions);
 - "transformer": :class:`~fromscratch.blocks.TransformerStack` (the blog's classifier).
 
 :func:`hidden_for_budget` sizes the recurrent or convolutional model to a parameter count, so the four
@@ -25,7 +25,7 @@ from torch import Tensor, nn
 from fromscratch.blocks import TransformerStack
 from fromscratch.models.classifier import classifier_padding_mask, mean_over_tokens
 from fromscratch.models.config import resolve_config
-from fromscratch.sequence import ENCODERS, BagEncoder, ConvEncoder, RecurrentEncoder
+from fromscratch.models.encoders import ENCODERS, BagEncoder, ConvEncoder, RecurrentEncoder
 from fromscratch.utils import count_parameters
 
 
@@ -52,7 +52,9 @@ class SequenceClassifierConfig:
 
     def __post_init__(self) -> None:
         if self.encoder not in ENCODERS:
-            raise ValueError(f"encoder must be one of {', '.join(map(repr, ENCODERS))}; got {self.encoder!r}.")
+            raise ValueError(
+                f"encoder must be one of {', '.join(map(repr, ENCODERS))}; got {self.encoder!r}."
+            )
 
 
 def build_encoder(c: SequenceClassifierConfig) -> nn.Module:
@@ -61,7 +63,9 @@ def build_encoder(c: SequenceClassifierConfig) -> nn.Module:
     if c.encoder == "bag":
         return BagEncoder(**common)
     if c.encoder == "rnn":
-        return RecurrentEncoder(**common, hidden=c.hidden, depth=c.depth, cell=c.cell, bidirectional=c.bidirectional)
+        return RecurrentEncoder(
+            **common, hidden=c.hidden, depth=c.depth, cell=c.cell, bidirectional=c.bidirectional
+        )
     if c.encoder == "cnn":
         return ConvEncoder(**common, hidden=c.hidden, depth=c.depth, kernel=c.kernel, dilated=c.dilated)
     return TransformerStack(**common, heads=c.heads, depth=c.depth, positions=c.positions, ff_mult=c.ff_mult)

@@ -31,9 +31,10 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from fromscratch.blocks import FeedForward, sinusoidal_encoding
+from fromscratch.attention import sinusoidal_encoding
+from fromscratch.attention.positions import relative_offsets
+from fromscratch.blocks import FeedForward
 from fromscratch.models.config import resolve_config
-from fromscratch.positions import relative_offsets
 
 __all__ = [
     "RelativeAttention",
@@ -105,7 +106,9 @@ class RelativeAttention(nn.Module):
             "a: content": q @ k.transpose(-2, -1),  # (b, h, t, tk)
             "b: content-position": (q @ r.transpose(-2, -1)).gather(-1, index),  # (b, h, t, tk)
             "c: global content": (u @ k.transpose(-2, -1)).expand_as(index),  # (b, h, t, tk)
-            "d: global position": (v @ r.transpose(-2, -1)).expand(q.size(0), -1, q.size(2), -1).gather(-1, index),
+            "d: global position": (v @ r.transpose(-2, -1))
+            .expand(q.size(0), -1, q.size(2), -1)
+            .gather(-1, index),
         }
 
     def forward(self, x: Tensor, context: Tensor, *, return_attention: bool = False):
@@ -115,7 +118,9 @@ class RelativeAttention(nn.Module):
         b, h, t, s = q.shape
         index = offsets.clamp(min=0).expand(b, h, -1, -1)  # (b, h, t, tk)
         content = (q + self.u[None, :, None, :]) @ k.transpose(-2, -1)  # (b, h, t, tk): terms a + c
-        position = ((q + self.v[None, :, None, :]) @ r.transpose(-2, -1)).gather(-1, index)  # (b, h, t, tk): b + d
+        position = ((q + self.v[None, :, None, :]) @ r.transpose(-2, -1)).gather(
+            -1, index
+        )  # (b, h, t, tk): b + d
         scores = (content + position) / math.sqrt(s)  # (b, h, t, tk)
         weights = torch.softmax(scores.masked_fill(offsets < 0, float("-inf")), dim=-1)  # (b, h, t, tk)
         out = self.unify_heads((weights @ v).transpose(1, 2).reshape(b, t, h * s))  # (b, t, e)
@@ -166,7 +171,9 @@ class TransformerXL(nn.Module):
                 f"segment={self.config.segment} tokens; cut the text into segments of {self.config.segment}."
             )
         if len(memory) != len(self.layers):
-            raise ValueError(f"memory must hold one tensor per layer ({len(self.layers)}), got {len(memory)}.")
+            raise ValueError(
+                f"memory must hold one tensor per layer ({len(self.layers)}), got {len(memory)}."
+            )
         for mem in memory:
             if mem.dim() != 3 or mem.size(0) != b or mem.size(2) != e:
                 raise ValueError(
@@ -185,13 +192,20 @@ class TransformerXL(nn.Module):
         keep = self.config.memory if keep is None else keep
         new_memory = []
         for layer, mem in zip(self.layers, memory, strict=True):
-            kept = torch.cat([mem, x], dim=1)[:, max(0, mem.size(1) + x.size(1) - keep) :] if keep else x[:, :0]
+            kept = (
+                torch.cat([mem, x], dim=1)[:, max(0, mem.size(1) + x.size(1) - keep) :] if keep else x[:, :0]
+            )
             new_memory.append(kept.detach() if stop_gradient else kept)  # (b, <= keep, e)
             x = layer(x, mem)  # (b, t, e)
         return self.final_norm(x), new_memory
 
     def forward(
-        self, tokens: Tensor, memory: Memory | None = None, *, keep: int | None = None, stop_gradient: bool = True
+        self,
+        tokens: Tensor,
+        memory: Memory | None = None,
+        *,
+        keep: int | None = None,
+        stop_gradient: bool = True,
     ) -> tuple[Tensor, Memory]:
         """tokens: int ``(b, t)`` with ``t <= segment``; memory: the previous call's, or None at the
         start of a text. Returns next-byte logits ``(b, t, V)`` and the memory for the next segment."""
@@ -208,7 +222,7 @@ def segment_loss(model: TransformerXL, batch: tuple[Tensor, Tensor]) -> Tensor:
     batch: ``(inputs, targets)``, both ``(b, n·L)`` with ``L = model.config.segment`` (a
     :class:`~fromscratch.data.enwik8.RandomSubsequences` batch of ``context = n·L``). The first
     segment starts without memory; gradients stop at the memory. The signature of the course's
-    losses, for :func:`fromscratch.train.train`.
+    losses, for :func:`fromscratch.training.train`.
     """
     inputs, targets = batch
     memory, total = None, 0.0
@@ -231,7 +245,9 @@ def input_gradients(model: TransformerXL, tokens: Tensor, *, stop_gradient: bool
     memory, hidden = None, None
     for part in x.split(model.config.segment, dim=1):
         hidden, memory = model.from_embeddings(part, memory, stop_gradient=stop_gradient)
-    (grad,) = torch.autograd.grad(model.to_logits(hidden[:, -1]).max(), x)  # (1, n·L, e); no .grad left behind
+    (grad,) = torch.autograd.grad(
+        model.to_logits(hidden[:, -1]).max(), x
+    )  # (1, n·L, e); no .grad left behind
     return grad[0].norm(dim=-1)  # (n·L,)
 
 
@@ -255,7 +271,9 @@ def bits_per_byte_xl(
     data = data[:max_bytes] if max_bytes is not None else data
     per = (len(data) - 1) // streams  # predicted bytes per stream
     if data.dim() != 1 or per < 1:
-        raise ValueError(f"data must be a 1-d stream of more than {streams} bytes, got shape {tuple(data.shape)}.")
+        raise ValueError(
+            f"data must be a 1-d stream of more than {streams} bytes, got shape {tuple(data.shape)}."
+        )
     device = device if device is not None else next(model.parameters()).device
     starts = torch.arange(streams)[:, None] * per  # (streams, 1)
     inputs = data[starts + torch.arange(per)].long().to(device)  # (streams, per)
@@ -263,7 +281,9 @@ def bits_per_byte_xl(
     was_training, state, nats = model.training, None, 0.0
     model.eval()
     try:
-        for x, y in zip(inputs.split(model.config.segment, 1), targets.split(model.config.segment, 1), strict=True):
+        for x, y in zip(
+            inputs.split(model.config.segment, 1), targets.split(model.config.segment, 1), strict=True
+        ):
             logits, state = model(x, state, keep=memory)  # (streams, L, V)
             nats += F.cross_entropy(logits.float().transpose(1, 2), y, reduction="sum").item()
     finally:

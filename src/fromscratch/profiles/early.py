@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fromscratch.data.text import SPECIALS
 from fromscratch.models import ClassifierConfig, GeneratorConfig
+from fromscratch.tokenizers.words import SPECIALS
 
 
 # --- chapter 01: matrix factorisation on MovieLens 100K -------------------------------------------
@@ -69,7 +69,9 @@ ATTENTION_RUNS = {
 # --- chapters 05-06: the transformer block and the IMDb classifier ---------------------------------
 @dataclass(frozen=True)
 class ImdbRun:
-    vocab_words: int  # most frequent training-split words kept (blog: 50,000); the model adds 3 special tokens
+    vocab_words: (
+        int  # most frequent training-split words kept (blog: 50,000); the model adds 3 special tokens
+    )
     max_len: int  # reviews are truncated to this many tokens (blog: 512)
     emb: int  # embedding width e (blog: 128)
     heads: int  # attention heads h (blog: 8)
@@ -145,7 +147,9 @@ class Enwik8Run:
     def tag(self) -> str:
         """A short name for these sizes, for checkpoint files: ``"e64-h4-d1-c32-b16-s200-1000000B"``."""
         data = "full" if self.data_bytes is None else f"{self.data_bytes}B"
-        return f"e{self.emb}-h{self.heads}-d{self.depth}-c{self.context}-b{self.batch_size}-s{self.steps}-{data}"
+        return (
+            f"e{self.emb}-h{self.heads}-d{self.depth}-c{self.context}-b{self.batch_size}-s{self.steps}-{data}"
+        )
 
 
 # fmt: off

@@ -11,7 +11,9 @@ from fromscratch.models import GeneratorConfig, TransformerXLConfig
 class LongContextRun:
     """The sizes of chapter 11's experiments; every trained model shares ``emb``, ``heads``, ``depth``."""
 
-    data_bytes: int  # first bytes of enwik8 read: the 1,000,000-byte prefix, cut 90/5/5 (not the standard split)
+    data_bytes: (
+        int  # first bytes of enwik8 read: the 1,000,000-byte prefix, cut 90/5/5 (not the standard split)
+    )
     emb: int  # embedding width e of every trained model
     heads: int  # attention heads h
     depth: int  # blocks (layers)
@@ -39,7 +41,9 @@ class LongContextRun:
     def generator(self, *, context: int, **fields) -> GeneratorConfig:
         """A pre-norm generator of this run's size: ``Generator(prof.long_context.generator(context=64,
         positions="rope"))``; ``fields`` are other :class:`GeneratorConfig` fields."""
-        return GeneratorConfig(emb=self.emb, heads=self.heads, depth=self.depth, context=context, norm="pre", **fields)
+        return GeneratorConfig(
+            emb=self.emb, heads=self.heads, depth=self.depth, context=context, norm="pre", **fields
+        )
 
     @property
     def xl(self) -> TransformerXLConfig:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fromscratch.data.text import SPECIALS
 from fromscratch.models.bert import BertConfig
+from fromscratch.tokenizers.words import SPECIALS
 
 
 @dataclass(frozen=True)

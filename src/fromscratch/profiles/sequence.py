@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from fromscratch.data.text import SPECIALS
 from fromscratch.models import SequenceClassifierConfig
+from fromscratch.tokenizers.words import SPECIALS
 
 if TYPE_CHECKING:
-    from fromscratch.sequence.experiments import TaskSize
+    from fromscratch.recipes.sequence_tasks import TaskSize
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,7 @@ class SequenceRun:
     def configs(self, *, vocab_size: int, max_len: int) -> dict[str, SequenceClassifierConfig]:
         """``{"bag": ..., "rnn": ..., "cnn": ..., "transformer": ...}`` at one parameter budget:
         ``SequenceClassifier(prof.sequence.configs(vocab_size=V, max_len=t)["rnn"])``."""
-        from fromscratch.sequence.compare import budget_configs  # it imports the training loop
+        from fromscratch.recipes.sequence_compare import budget_configs  # it imports the training loop
 
         return budget_configs(
             self.transformer(vocab_size=vocab_size, max_len=max_len),
@@ -82,8 +82,8 @@ class SequenceRun:
 
     @property
     def task(self) -> TaskSize:
-        """The match task's sizes for :func:`~fromscratch.sequence.experiments.distance_sweep`."""
-        from fromscratch.sequence.experiments import TaskSize
+        """The match task's sizes for :func:`~fromscratch.recipes.sequence_tasks.distance_sweep`."""
+        from fromscratch.recipes.sequence_tasks import TaskSize
 
         return TaskSize(
             length=self.task_length,

@@ -55,9 +55,11 @@ class TranslationRun:
 
     def schedule(self, kind: str) -> dict[str, float]:
         """How ``kind`` ("transformer", "rnn" or "rnn_attention") trains: the keyword arguments of
-        :func:`fromscratch.seq2seq.train_for_minutes` (minutes, lr, warmup_steps, max_tokens)."""
+        :func:`fromscratch.recipes.translation.train_for_minutes` (minutes, lr, warmup_steps, max_tokens)."""
         if kind == "transformer":
-            return dict(minutes=self.minutes, lr=self.lr, warmup_steps=self.warmup_steps, max_tokens=self.max_tokens)
+            return dict(
+                minutes=self.minutes, lr=self.lr, warmup_steps=self.warmup_steps, max_tokens=self.max_tokens
+            )
         if kind in ("rnn", "rnn_attention"):
             return dict(minutes=self.rnn_minutes, lr=self.rnn_lr, warmup_steps=self.rnn_warmup_steps,
                         max_tokens=self.rnn_max_tokens)  # fmt: skip

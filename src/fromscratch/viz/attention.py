@@ -74,7 +74,15 @@ def _draw_heatmap(
         for (i, j), value in np.ndenumerate(w):
             # viridis is dark at the bottom of its scale and light at the top
             colour = "black" if value > 0.6 * top else "white"
-            ax.text(j, i, f"{value:.2f}", ha="center", va="center", color=colour, fontsize=min(MIN_FONT, 20 * cell))
+            ax.text(
+                j,
+                i,
+                f"{value:.2f}",
+                ha="center",
+                va="center",
+                color=colour,
+                fontsize=min(MIN_FONT, 20 * cell),
+            )
     return image
 
 
@@ -114,7 +122,9 @@ def attention_heatmap(
     if ax is None:
         cell = _fit_cell(tk, query_tokens, 1, COLORBAR if colorbar else 0.1)
         font, step, _ = tick_layout(cell, query_tokens)
-        width = text_width(query_tokens[::step], font) + AXIS_LABEL + cell * tk + (COLORBAR if colorbar else 0.1)
+        width = (
+            text_width(query_tokens[::step], font) + AXIS_LABEL + cell * tk + (COLORBAR if colorbar else 0.1)
+        )
         height = cell * tq + _label_height(key_tokens, cell) + (0.4 if title else 0.1)
         _, ax = plt.subplots(figsize=(width, height), layout="constrained")
     else:  # the cells of the axes given, as drawn with equal aspect
@@ -203,7 +213,11 @@ def attention_grid(
 
 
 def scaling_plot(
-    dims: Sequence[int], curves: Mapping[str, Mapping[str, Sequence[float]]], *, logy=(), xlabel: str = "head width d"
+    dims: Sequence[int],
+    curves: Mapping[str, Mapping[str, Sequence[float]]],
+    *,
+    logy=(),
+    xlabel: str = "head width d",
 ):
     """Chapter 03: one panel per quantity (the mapping's keys), one line per variant, against ``d``.
 
@@ -238,7 +252,9 @@ def _per_layer(attention, example: int) -> list[torch.Tensor]:
         if layer.dim() == 3:
             layer = layer[None]  # (1, h, t, t)
         if layer.dim() != 4 or layer.shape[-1] != layer.shape[-2]:
-            raise ValueError(f"layer {n}: expected attention (b, h, t, t) or (h, t, t), got {tuple(layer.shape)}.")
+            raise ValueError(
+                f"layer {n}: expected attention (b, h, t, t) or (h, t, t), got {tuple(layer.shape)}."
+            )
         layers.append(layer[example : example + 1])  # (1, h, t, t)
     return layers
 
@@ -261,7 +277,9 @@ def bertviz_view(
     """
     try:
         from bertviz import head_view, model_view
-    except ImportError as error:  # a dependency of fromscratch, imported here only because it is slow to import
+    except (
+        ImportError
+    ) as error:  # a dependency of fromscratch, imported here only because it is slow to import
         raise ImportError(
             "bertviz_view needs bertviz, a dependency of fromscratch: reinstall the package "
             "(pip install bertviz); attention_heatmap draws the same weights without it."
@@ -277,7 +295,9 @@ def bertviz_view(
     layers = _per_layer(attention, example)
     t = layers[0].shape[-1]
     if len(tokens) != t:
-        raise ValueError(f"got {len(tokens)} tokens for attention over t={t} positions; pass one label per position.")
+        raise ValueError(
+            f"got {len(tokens)} tokens for attention over t={t} positions; pass one label per position."
+        )
     tokens = list(tokens)
     if kind == "head":
         return head_view(layers, tokens, html_action="return", **options)

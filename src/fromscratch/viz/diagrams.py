@@ -2,12 +2,12 @@
 
 - ``block_diagram``: one transformer block, post-norm (the tutorial's) or pre-norm (GPT-2's);
 - ``multi_head_diagram``: multi-head attention as the package computes it, heads folded into the batch;
-- ``mask_diagram``: the causal and padding masks of ``fromscratch.masks`` and their combination;
+- ``mask_diagram``: the causal and padding masks of ``fromscratch.attention.masks`` and their combination;
 - ``encoder_decoder_diagram``: the encoder-decoder of the original transformer, with cross-attention.
 
 Every diagram is a matplotlib figure on an opaque white card with dark text (readable on the light and
 the dark book theme) at most ``BOOK_WIDTH`` wide, in the course's colour-blind safe palette. The masks
-are computed by ``fromscratch.masks``, so the picture cannot drift from the code: True (may attend) is
+are computed by ``fromscratch.attention.masks``, so the picture cannot drift from the code: True (may attend) is
 drawn filled.
 """
 
@@ -21,7 +21,7 @@ import torch
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
-from fromscratch.masks import causal_mask, padding_mask
+from fromscratch.attention.masks import causal_mask, padding_mask
 from fromscratch.viz.style import BOOK_WIDTH, FONT, MIN_FONT, PALETTE
 
 __all__ = ["block_diagram", "multi_head_diagram", "mask_diagram", "encoder_decoder_diagram"]
@@ -67,10 +67,18 @@ def _box(ax, x: float, y: float, w: float, h: float, label: str, kind: str, font
     ax.text(x, y, label, ha="center", va="center", fontsize=fontsize, color=INK)
 
 
-def _arrow(ax, start: tuple[float, float], end: tuple[float, float], rad: float = 0.0, style: str = "-|>") -> None:
+def _arrow(
+    ax, start: tuple[float, float], end: tuple[float, float], rad: float = 0.0, style: str = "-|>"
+) -> None:
     ax.add_patch(
         FancyArrowPatch(
-            start, end, arrowstyle=style, mutation_scale=12, color=INK, linewidth=1.2, connectionstyle=f"arc3,rad={rad}"
+            start,
+            end,
+            arrowstyle=style,
+            mutation_scale=12,
+            color=INK,
+            linewidth=1.2,
+            connectionstyle=f"arc3,rad={rad}",
         )
     )
 
@@ -88,7 +96,9 @@ def _draw_block(ax, x0: float, norm: str) -> float:
     """Draw one ``norm``-norm block in the column starting at ``x0`` (inches); return the top of its output."""
     # the main path, bottom to top: "<" opens a skip connection, "+" closes it
     attn, ff, ln = ("self-attention", "attention"), ("feed-forward", "ff"), ("layer norm", "norm")
-    path = {"post": ["<", attn, "+", ln, "<", ff, "+", ln], "pre": ["<", ln, attn, "+", "<", ln, ff, "+"]}[norm]
+    path = {"post": ["<", attn, "+", ln, "<", ff, "+", ln], "pre": ["<", ln, attn, "+", "<", ln, ff, "+"]}[
+        norm
+    ]
     x, w, gap = x0 + 1.55, 2.1, 0.32
     _box(ax, x, 0.35, w, 0.4, "x  (b, t, e)", "io")
     top, opened = 0.55, []  # the top of the last thing drawn; where the open skips left the path
@@ -173,12 +183,14 @@ def multi_head_diagram(*, heads: int = 4) -> Figure:
     _box(ax, 6.5, 2.8, 0.95, 0.5, "unify\nheads", "linear", small)
     _arrow(ax, (6.5, 3.05), (6.5, 3.35))
     _box(ax, 6.5, 3.6, 0.95, 0.4, "(b, t, e)", "io", small)
-    ax.text(0.15, 3.9, f"multi-head attention, h = {heads}", fontsize=FONT, color=INK, weight="bold", va="top")
+    ax.text(
+        0.15, 3.9, f"multi-head attention, h = {heads}", fontsize=FONT, color=INK, weight="bold", va="top"
+    )
     return fig
 
 
 def mask_diagram(lengths: Sequence[int] = (6, 4), *, t: int | None = None) -> Figure:
-    """The masks of chapters 03 and 07, computed by ``fromscratch.masks``: causal ``(t, t)``, padding for
+    """The masks of chapters 03 and 07, computed by ``fromscratch.attention.masks``: causal ``(t, t)``, padding for
     the last of ``lengths`` (keys ``(t,)``, broadcast over queries) and the two combined with "and".
 
     Filled cells are True, "may attend": rows are queries, columns keys. ``t`` defaults to max(lengths).
@@ -199,7 +211,9 @@ def mask_diagram(lengths: Sequence[int] = (6, 4), *, t: int | None = None) -> Fi
     fig, axes = plt.subplots(1, 3, figsize=(BOOK_WIDTH, 2.9), facecolor=CARD)
     for ax, (title, mask) in zip(axes, panels, strict=True):
         ax.set_facecolor(CARD)
-        ax.imshow(mask.numpy(), cmap=plt.matplotlib.colors.ListedColormap(["#F2F2F2", PALETTE[0]]), vmin=0, vmax=1)
+        ax.imshow(
+            mask.numpy(), cmap=plt.matplotlib.colors.ListedColormap(["#F2F2F2", PALETTE[0]]), vmin=0, vmax=1
+        )
         ax.set_xticks(range(t))
         ax.set_yticks(range(t))
         ax.tick_params(which="both", labelsize=MIN_FONT, colors=INK, length=0)
@@ -212,7 +226,14 @@ def mask_diagram(lengths: Sequence[int] = (6, 4), *, t: int | None = None) -> Fi
         for side in ax.spines.values():
             side.set_visible(False)
     axes[0].set_ylabel("query", fontsize=MIN_FONT, color=INK)
-    fig.text(0.5, 0.02, "filled = True = may attend (PyTorch's convention)", ha="center", fontsize=MIN_FONT, color=INK)
+    fig.text(
+        0.5,
+        0.02,
+        "filled = True = may attend (PyTorch's convention)",
+        ha="center",
+        fontsize=MIN_FONT,
+        color=INK,
+    )
     fig.subplots_adjust(left=0.07, right=0.99, bottom=0.2, top=0.88, wspace=0.25)
     return fig
 
@@ -230,7 +251,9 @@ def encoder_decoder_diagram(*, layers: int = 6) -> Figure:
     # encoder column
     _box(ax, ex, 0.4, w, 0.45, "source tokens (b, tk)", "io", small)
     _arrow(ax, (ex, 0.62), (ex, 0.95))
-    ax.add_patch(FancyBboxPatch((ex - 1.3, 0.95), 2.6, 2.1, boxstyle="round,pad=0.03", fill=False, edgecolor=INK))
+    ax.add_patch(
+        FancyBboxPatch((ex - 1.3, 0.95), 2.6, 2.1, boxstyle="round,pad=0.03", fill=False, edgecolor=INK)
+    )
     _box(ax, ex, 1.45, w - 0.3, 0.45, "self-attention", "attention", small)
     _box(ax, ex, 2.45, w - 0.3, 0.45, "feed-forward", "ff", small)
     _arrow(ax, (ex, 1.68), (ex, 2.22))
@@ -240,7 +263,9 @@ def encoder_decoder_diagram(*, layers: int = 6) -> Figure:
     # decoder column
     _box(ax, dx, 0.4, w, 0.45, "target so far (b, tq)", "io", small)
     _arrow(ax, (dx, 0.62), (dx, 0.95))
-    ax.add_patch(FancyBboxPatch((dx - 1.3, 0.95), 2.6, 2.75, boxstyle="round,pad=0.03", fill=False, edgecolor=INK))
+    ax.add_patch(
+        FancyBboxPatch((dx - 1.3, 0.95), 2.6, 2.75, boxstyle="round,pad=0.03", fill=False, edgecolor=INK)
+    )
     _box(ax, dx, 1.35, w - 0.3, 0.45, "masked self-attention", "attention", small)
     _box(ax, dx, 2.2, w - 0.3, 0.45, "cross-attention", "cross", small)
     _box(ax, dx, 3.05, w - 0.3, 0.45, "feed-forward", "ff", small)
@@ -251,5 +276,7 @@ def encoder_decoder_diagram(*, layers: int = 6) -> Figure:
     _box(ax, dx, 4.2, w, 0.45, "linear → logits (b, tq, V)", "linear", small)
     # cross-attention: keys and values from the memory, queries from the decoder
     _arrow(ax, (ex + w / 2, 3.8), (dx - (w - 0.3) / 2, 2.2), rad=-0.25)
-    ax.text((ex + dx) / 2 - 0.1, 3.3, "keys and values\nfrom the encoder", ha="center", fontsize=small, color=INK)
+    ax.text(
+        (ex + dx) / 2 - 0.1, 3.3, "keys and values\nfrom the encoder", ha="center", fontsize=small, color=INK
+    )
     return fig

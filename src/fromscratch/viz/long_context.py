@@ -51,7 +51,9 @@ def scaling_curves(
     return fig
 
 
-def matrix_panels(matrices: Mapping[str, torch.Tensor], *, title: str = "", signed: bool = False, ncols: int = 4):
+def matrix_panels(
+    matrices: Mapping[str, torch.Tensor], *, title: str = "", signed: bool = False, ncols: int = 4
+):
     """Each ``(tq, tk)`` matrix of ``matrices`` (name -> tensor) as a heatmap, queries down the rows.
 
     Boolean masks are drawn in two colours (True = may attend). ``signed=True`` centres a red-blue
@@ -70,7 +72,10 @@ def matrix_panels(matrices: Mapping[str, torch.Tensor], *, title: str = "", sign
         matrix = torch.as_tensor(matrices[name]).detach().cpu()
         if matrix.dtype == torch.bool:
             ax.imshow(
-                matrix.numpy(), cmap=plt.matplotlib.colors.ListedColormap(["#F2F2F2", PALETTE[0]]), vmin=0, vmax=1
+                matrix.numpy(),
+                cmap=plt.matplotlib.colors.ListedColormap(["#F2F2F2", PALETTE[0]]),
+                vmin=0,
+                vmax=1,
             )
         elif signed:
             top = float(matrix.abs().max()) or 1.0
@@ -89,7 +94,9 @@ def reach_plot(norms: Mapping[str, torch.Tensor], segment: int, *, title: str = 
     """Gradient norms per input position (name -> ``(n·L,)``), one panel per entry, on a log scale (a
     gradient of exactly 0, no dependence at all, leaves its bar empty), with dashed lines at segment
     boundaries every ``segment`` positions: which inputs the last prediction depends on."""
-    fig, axes = plt.subplots(len(norms), 1, figsize=(BOOK_WIDTH, 1.9 * len(norms) + 0.4), sharex=True, squeeze=False)
+    fig, axes = plt.subplots(
+        len(norms), 1, figsize=(BOOK_WIDTH, 1.9 * len(norms) + 0.4), sharex=True, squeeze=False
+    )
     for n, (ax, (name, values)) in enumerate(zip(axes[:, 0], norms.items(), strict=True)):
         values = torch.as_tensor(values).detach().float().cpu()
         ax.bar(range(len(values)), values.numpy(), width=1.0, color=PALETTE[n % len(PALETTE)])

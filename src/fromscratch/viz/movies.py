@@ -17,7 +17,7 @@ import matplotlib.pyplot as plt
 import torch
 
 from fromscratch.data.movielens import short_title
-from fromscratch.recommend import MatrixFactorization, recommend, taste_vector
+from fromscratch.models.recommender import MatrixFactorization, recommend, taste_vector
 from fromscratch.viz.style import PALETTE
 from fromscratch.viz.text import Table
 
@@ -49,7 +49,9 @@ def plot_hand_features(
     for n, (name, (x, y)) in enumerate(users.items()):
         colour = PALETTE[(n + 1) % len(PALETTE)]
         ax.annotate("", xy=(x, y), xytext=(0, 0), arrowprops=dict(arrowstyle="-|>", color=colour, lw=2))
-        ax.annotate(name, (x, y), xytext=(6, -12), textcoords="offset points", color=colour, fontweight="bold")
+        ax.annotate(
+            name, (x, y), xytext=(6, -12), textcoords="offset points", color=colour, fontweight="bold"
+        )
     limit = 1.15 * max(abs(v) for point in [*movies.values(), *users.values()] for v in point)
     ax.set(
         xlim=(-limit, limit),
@@ -157,10 +159,19 @@ def plot_movie_features(
     xy = coords.detach().float().cpu()
     fig, ax = plt.subplots(figsize=(10, 8))
     if background is not None:
-        ax.scatter(xy[background, 0], xy[background, 1], s=8, color="#bbbbbb", label="other well-known movies")
+        ax.scatter(
+            xy[background, 0], xy[background, 1], s=8, color="#bbbbbb", label="other well-known movies"
+        )
     ax.scatter(xy[labelled, 0], xy[labelled, 1], s=18, color=PALETTE[0], zorder=3, label="most-rated movies")
     texts = [
-        ax.text(float(xy[i, 0]), float(xy[i, 1]), " " + short_title(titles[i]), fontsize=8.5, va="center", ha="left")
+        ax.text(
+            float(xy[i, 0]),
+            float(xy[i, 1]),
+            " " + short_title(titles[i]),
+            fontsize=8.5,
+            va="center",
+            ha="left",
+        )
         for i in labelled
     ]
     for i, text in zip(labelled, texts, strict=True):
@@ -168,7 +179,11 @@ def plot_movie_features(
             _flip(text)
     ax.axhline(0, color="#888888", lw=0.8)
     ax.axvline(0, color="#888888", lw=0.8)
-    ax.set(xlabel=axis_labels[0], ylabel=axis_labels[1], title="Movies placed by their first two learned directions")
+    ax.set(
+        xlabel=axis_labels[0],
+        ylabel=axis_labels[1],
+        title="Movies placed by their first two learned directions",
+    )
     ax.legend(loc="lower right", fontsize=9)
     fig.tight_layout()
     _declutter(ax, texts)
@@ -236,7 +251,12 @@ def taste_explorer(
 
     sliders = [
         widgets.FloatSlider(
-            value=0.0, min=-limit, max=limit, step=0.25, description=f"direction {j + 1}", continuous_update=False
+            value=0.0,
+            min=-limit,
+            max=limit,
+            step=0.25,
+            description=f"direction {j + 1}",
+            continuous_update=False,
         )
         for j in range(directions.shape[0])
     ]

@@ -67,7 +67,9 @@ def distance_plot(
         ax.plot(distances, values, **_style(name))
     ax.axhline(0.5, color="#666666", linestyle="--", linewidth=1, label="chance")
     if cnn_limit is not None:
-        ax.axvline(cnn_limit, color=COLOURS["cnn"], linestyle=":", linewidth=1.5, label="CNN's reach (pooled)")
+        ax.axvline(
+            cnn_limit, color=COLOURS["cnn"], linestyle=":", linewidth=1.5, label="CNN's reach (pooled)"
+        )
     ax.set(xscale="log", xlabel="distance d", ylabel="test accuracy", ylim=(0.4, 1.02), title=title)
     ax.set_xticks(list(distances), [str(d) for d in distances])
     ax.minorticks_off()
@@ -76,11 +78,13 @@ def distance_plot(
 
 
 def reachability_maps(maps: Mapping[str, torch.Tensor], *, title: str | None = None):
-    """One heatmap per model of a :func:`~fromscratch.sequence.gradient_map`: row = output position,
+    """One heatmap per model of a :func:`~fromscratch.metrics.paths.gradient_map`: row = output position,
     column = input position, colour = the gradient's size (log scale, each row divided by its
     largest value); white cells are exactly zero, inputs that cannot reach that output at all."""
     n = len(maps)
-    fig, axes = plt.subplots(1, n, figsize=(BOOK_WIDTH, BOOK_WIDTH / n + 0.9), layout="constrained", squeeze=False)
+    fig, axes = plt.subplots(
+        1, n, figsize=(BOOK_WIDTH, BOOK_WIDTH / n + 0.9), layout="constrained", squeeze=False
+    )
     image = None
     for ax, (name, grad) in zip(axes[0], maps.items(), strict=True):
         g = grad.detach().double()

@@ -49,7 +49,9 @@ class Table:
     def _repr_html_(self) -> str:
         cell = "style='text-align:left; padding:0.2em 1.2em 0.2em 0'"
         head = "".join(f"<th {cell}>{html.escape(h)}</th>" for h in self.header)
-        body = "".join("<tr>" + "".join(f"<td {cell}>{html.escape(c)}</td>" for c in r) + "</tr>" for r in self.rows)
+        body = "".join(
+            "<tr>" + "".join(f"<td {cell}>{html.escape(c)}</td>" for c in r) + "</tr>" for r in self.rows
+        )
         caption = f"<caption>{html.escape(self.caption)}</caption>" if self.caption else ""
         return f"<table>{caption}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
@@ -73,10 +75,14 @@ class TokenHighlight:
         self.scores = (
             None
             if scores is None
-            else np.asarray(scores.detach().float().cpu() if isinstance(scores, torch.Tensor) else scores, dtype=float)
+            else np.asarray(
+                scores.detach().float().cpu() if isinstance(scores, torch.Tensor) else scores, dtype=float
+            )
         )
         if self.scores is not None and self.scores.shape != (len(self.tokens),):
-            raise ValueError(f"got {len(self.scores)} scores for {len(self.tokens)} tokens; pass one score per token.")
+            raise ValueError(
+                f"got {len(self.scores)} scores for {len(self.tokens)} tokens; pass one score per token."
+            )
 
     def _extremes(self, k: int = 5) -> str:
         order = np.argsort(self.scores)
@@ -112,7 +118,9 @@ class TokenHighlight:
                 f"border-radius:3px;padding:0 1px'>{text}</span>"
             )
         caption = (
-            f"<div style='font-weight:bold;margin-bottom:4px'>{html.escape(self.caption)}</div>" if self.caption else ""
+            f"<div style='font-weight:bold;margin-bottom:4px'>{html.escape(self.caption)}</div>"
+            if self.caption
+            else ""
         )
         return (
             f"<div style='border:1px solid #ccc;border-radius:6px;padding:8px;line-height:1.9;"
@@ -167,7 +175,9 @@ def position_plot(vectors: torch.Tensor, *, title: str = "position vectors"):
         raise ValueError(f"vectors must have shape (t, e), got {tuple(vectors.shape)}.")
     fig, (left, right) = plt.subplots(1, 2, figsize=(BOOK_WIDTH, 3.2), layout="constrained")
     top = float(vectors.abs().max()) or 1.0
-    image = left.imshow(vectors.numpy(), cmap="RdBu_r", aspect="auto", vmin=-top, vmax=top, interpolation="nearest")
+    image = left.imshow(
+        vectors.numpy(), cmap="RdBu_r", aspect="auto", vmin=-top, vmax=top, interpolation="nearest"
+    )
     left.set(xlabel="dimension", ylabel="position", title=title)
     left.grid(False)
     fig.colorbar(image, ax=left)

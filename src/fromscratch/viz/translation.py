@@ -27,7 +27,11 @@ def bleu_by_length_plot(rows: dict[str, list[tuple[str, int, float]]], *, title:
                 label=name)  # fmt: skip
     if labels:
         ax.set_xticks(range(len(labels)), labels)
-    ax.set(xlabel="source length in tokens (sentences)", ylabel="test BLEU", title=title or "BLEU by source length")
+    ax.set(
+        xlabel="source length in tokens (sentences)",
+        ylabel="test BLEU",
+        title=title or "BLEU by source length",
+    )
     ax.set_ylim(bottom=0)
     ax.legend()
     return ax
@@ -39,7 +43,11 @@ def learning_curves_by_time(curves: dict[str, tuple[Sequence[float], Sequence[fl
     for n, (name, (minutes, losses)) in enumerate(curves.items()):
         losses = torch.tensor(list(losses), dtype=torch.float32)
         k = max(1, min(smooth, len(losses) // 5 or 1))
-        smoothed = torch.nn.functional.avg_pool1d(losses[None, None], k, stride=1)[0, 0] if len(losses) >= k else losses
+        smoothed = (
+            torch.nn.functional.avg_pool1d(losses[None, None], k, stride=1)[0, 0]
+            if len(losses) >= k
+            else losses
+        )
         ax.plot(list(minutes)[k - 1 :], smoothed.tolist(), color=PALETTE[n % len(PALETTE)], label=name)
     ax.set(xlabel="minutes of training", ylabel="training loss (nats/token)", title="learning curves")
     ax.legend()
@@ -47,7 +55,9 @@ def learning_curves_by_time(curves: dict[str, tuple[Sequence[float], Sequence[fl
 
 
 def _first(layers, example: int) -> list[torch.Tensor]:
-    return [torch.as_tensor(w).detach().float().cpu()[example : example + 1] for w in layers]  # (1, h, tq, tk)
+    return [
+        torch.as_tensor(w).detach().float().cpu()[example : example + 1] for w in layers
+    ]  # (1, h, tq, tk)
 
 
 def encoder_decoder_bertviz(weights: dict, src_tokens: Sequence[str], tgt_tokens: Sequence[str], *, example: int = 0,

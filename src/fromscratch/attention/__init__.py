@@ -1,0 +1,69 @@
+"""Attention and everything that shapes it (chapters 02-05, 11): the bottom floor of the package.
+
+- :mod:`~fromscratch.attention.core`: ``basic_self_attention`` (ch. 02), ``scaled_dot_product_attention``
+  (ch. 03) and ``SelfAttention`` (ch. 04: multi-head; self and cross attention; the KV cache);
+- :mod:`~fromscratch.attention.masks`: ``causal_mask``, ``padding_mask`` and their checks (True = may attend);
+- :mod:`~fromscratch.attention.positions`: position vectors added to embeddings (learned, sinusoidal, ch. 05)
+  and positions inside attention (RoPE, ALiBi, relative offsets, ch. 11);
+- :mod:`~fromscratch.attention.cache`: the caller-owned ``KVCache`` (ch. 11);
+- :mod:`~fromscratch.attention.sparse`: Child et al.'s strided and fixed patterns (ch. 11).
+
+Imports nothing from the rest of the package.
+"""
+
+from fromscratch.attention.cache import KVCache
+from fromscratch.attention.core import (
+    KINDS,
+    ChunkedLinear,
+    SelfAttention,
+    basic_self_attention,
+    scaled_dot_product_attention,
+)
+from fromscratch.attention.masks import (
+    causal_mask,
+    check_attn_mask,
+    check_mask,
+    check_padding_mask,
+    padding_mask,
+)
+from fromscratch.attention.positions import (
+    ALiBi,
+    PositionEmbedding,
+    PositionEncoding,
+    RotaryEmbedding,
+    alibi_bias,
+    alibi_slopes,
+    check_length,
+    relative_offsets,
+    rotate,
+    sinusoidal_encoding,
+)
+from fromscratch.attention.sparse import PATTERNS, dense_sparse_attention, sparse_attention, sparse_mask
+
+__all__ = [
+    "KINDS",
+    "PATTERNS",
+    "ALiBi",
+    "ChunkedLinear",
+    "KVCache",
+    "PositionEmbedding",
+    "PositionEncoding",
+    "RotaryEmbedding",
+    "SelfAttention",
+    "alibi_bias",
+    "alibi_slopes",
+    "basic_self_attention",
+    "causal_mask",
+    "check_attn_mask",
+    "check_length",
+    "check_mask",
+    "check_padding_mask",
+    "dense_sparse_attention",
+    "padding_mask",
+    "relative_offsets",
+    "rotate",
+    "scaled_dot_product_attention",
+    "sinusoidal_encoding",
+    "sparse_attention",
+    "sparse_mask",
+]

@@ -1,0 +1,77 @@
+"""Checkpoint files: where they go, how they are written, and the random state a resumed run needs.
+
+Used by the training loop (``fromscratch.training``, chapters 01, 06, 07): a checkpoint is one file
+holding the model, the optimiser, the schedule, the history and every random generator's state,
+so ``TrainConfig(resume=True)`` continues a run exactly. (This is not *gradient* checkpointing,
+which trades compute for memory.)
+
+- :func:`checkpoint_path` names a file under the data cache (``$FROMSCRATCH_DATA/checkpoints/``),
+  so a chapter never writes to a path relative to the directory it runs in;
+- :func:`save_checkpoint` writes atomically: a crash leaves the old file or the new one, never half;
+- :func:`rng_state` / :func:`set_rng_state` capture and restore Python's, NumPy's and torch's generators.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from fromscratch.data.registry import cache_dir
+
+
+def rng_state() -> dict[str, Any]:
+    """The state of every random number generator a run draws from (Python, NumPy, torch, CUDA)."""
+    np_state = np.random.get_state()
+    return {
+        "python": random.getstate(),
+        "numpy": (np_state[0], torch.from_numpy(np_state[1].astype(np.int64)), *np_state[2:]),
+        "torch": torch.get_rng_state(),
+        "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
+    }
+
+
+def set_rng_state(state: dict[str, Any]) -> None:
+    """Restore the generators to a state saved by :func:`rng_state`."""
+    random.setstate(state["python"])
+    name, keys, *rest = state["numpy"]
+    np.random.set_state((name, keys.numpy().astype(np.uint32), *rest))
+    torch.set_rng_state(state["torch"])
+    if state["cuda"] and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
+
+
+def checkpoint_path(name: str) -> Path:
+    """Where the checkpoint file ``name`` lives: ``cache_dir() / "checkpoints" / name``.
+
+    Pass it as ``TrainConfig(checkpoint=checkpoint_path("07_generator.pt"))``: checkpoints then go
+    under the data cache (``$FROMSCRATCH_DATA``), never to a path relative to the working directory.
+    """
+    relative = Path(name)
+    if not name or relative.is_absolute() or ".." in relative.parts:
+        raise ValueError(
+            f"checkpoint_path takes a file name such as '07_generator.pt', got {name!r}; "
+            f"for a file elsewhere, pass that path to TrainConfig(checkpoint=...) directly."
+        )
+    return cache_dir() / "checkpoints" / relative
+
+
+def save_checkpoint(path: str | Path, state: dict[str, Any]) -> None:
+    """Write ``state`` with ``torch.save`` atomically: to a temporary file, then renamed over ``path``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    torch.save(state, tmp)
+    os.replace(tmp, path)
+
+
+def load_checkpoint(path: str | Path, map_location: torch.device | str = "cpu") -> dict[str, Any]:
+    """Read a checkpoint written by ``save_checkpoint`` (tensors and plain data only)."""
+    return torch.load(path, map_location=map_location, weights_only=True)
+
+
+__all__ = ["checkpoint_path", "load_checkpoint", "rng_state", "save_checkpoint", "set_rng_state"]

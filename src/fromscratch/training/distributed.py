@@ -1,0 +1,205 @@
+"""Data parallelism with ``torch.distributed`` (chapter 12): one model per process, gradients averaged.
+
+``torchrun --nproc_per_node N script.py`` starts ``N`` copies of a script and gives each its
+``RANK``, ``LOCAL_RANK``, ``WORLD_SIZE`` and a rendezvous address. In the script::
+
+    device = fromscratch.training.distributed.init()          # gloo on CPU, nccl on GPUs; one GPU per process
+    history = train(model, shard(batches), loss_fn, config, device=device)
+    fromscratch.training.distributed.finish()
+
+:func:`~fromscratch.training.train` notices the process group: it wraps the model in
+``DistributedDataParallel`` (after checking every rank built the same model), which all-reduces
+(averages) the gradients during the backward pass, so every rank takes the same optimiser step.
+Each rank must see **different** data: :func:`shard` keeps every ``world``-th batch.
+
+The same command on other machines:
+
+- one node with 8 GPUs: ``torchrun --standalone --nproc_per_node 8 script.py`` (nccl);
+- several nodes: on each, ``torchrun --nnodes 4 --nproc_per_node 8 --rdzv_backend c10d
+  --rdzv_endpoint HOST:29500 --rdzv_id JOB script.py`` with ``HOST`` one node every other reaches.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Callable, Iterable, Iterator
+from datetime import timedelta
+from typing import Any
+
+import torch
+import torch.distributed as dist
+from torch import nn
+
+
+def is_distributed() -> bool:
+    """True inside an initialised process group with more than one process."""
+    return dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1
+
+
+def rank() -> int:
+    """This process's rank (0 outside a process group)."""
+    return dist.get_rank() if dist.is_available() and dist.is_initialized() else 0
+
+
+_rank = rank  # for functions whose keyword argument is called `rank`
+
+
+def world_size() -> int:
+    """The number of processes (1 outside a process group)."""
+    return dist.get_world_size() if dist.is_available() and dist.is_initialized() else 1
+
+
+def is_main() -> bool:
+    """True on rank 0, the process that prints, evaluates and writes checkpoints."""
+    return rank() == 0
+
+
+def free_port() -> int:
+    """A TCP port nobody listens on at 127.0.0.1 right now (for a local rendezvous)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def init(backend: str | None = None, timeout_s: float = 120.0) -> torch.device:
+    """Join the process group ``torchrun`` set up (its environment variables) and return this rank's device.
+
+    backend: "gloo" (CPU) or "nccl" (CUDA); None picks nccl when CUDA is available. With nccl each
+    process takes the GPU numbered ``LOCAL_RANK``.
+    """
+    missing = [v for v in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT") if v not in os.environ]
+    if missing:
+        raise ValueError(
+            f"Not started by torchrun: {', '.join(missing)} not set. Launch with "
+            f"`torchrun --nproc_per_node 2 script.py` (or set them yourself)."
+        )
+    if backend is None:
+        backend = "nccl" if torch.cuda.is_available() else "gloo"
+    if backend == "nccl":
+        device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", 0)))
+        torch.cuda.set_device(device)
+    else:
+        device = torch.device("cpu")
+    if not dist.is_initialized():
+        dist.init_process_group(backend, timeout=timedelta(seconds=timeout_s))
+    return device
+
+
+def finish() -> None:
+    """Leave the process group (the end of a torchrun script)."""
+    if dist.is_available() and dist.is_initialized():
+        dist.destroy_process_group()
+
+
+def shard(
+    batches: Iterable[Any] | Callable[[], Iterator[Any]], *, rank: int | None = None, world: int | None = None
+):
+    """This rank's share of ``batches``: batches ``rank, rank + world, rank + 2 world, ...``.
+
+    Takes what :func:`~fromscratch.training.train` takes (an iterable, or a function returning an
+    iterator) and returns a function returning an iterator. For a ``DataLoader`` over a data set,
+    ``torch.utils.data.DistributedSampler`` does the same without reading the other ranks' batches.
+    """
+    r = _rank() if rank is None else rank
+    w = world_size() if world is None else world
+    if not 0 <= r < w:
+        raise ValueError(f"rank must be in 0..{w - 1}, got {r}.")
+
+    def iterator() -> Iterator[Any]:
+        source = batches() if callable(batches) else batches
+        for i, batch in enumerate(source):
+            if i % w == r:
+                yield batch
+
+    return iterator
+
+
+def describe_model(model: nn.Module) -> str:
+    """What must agree across ranks: the model's config (if it has one) and its parameter shapes."""
+    shapes = [(name, tuple(p.shape)) for name, p in model.named_parameters()]
+    return f"config={getattr(model, 'config', None)!r} parameters={shapes}"
+
+
+def check_same_model(model: nn.Module) -> None:
+    """Raise a ValueError on every rank unless all ranks built the same model (config and shapes)."""
+    if not is_distributed():
+        return
+    mine = describe_model(model)
+    everyone: list[str | None] = [None] * world_size()
+    dist.all_gather_object(everyone, mine)
+    different = [r for r, d in enumerate(everyone) if d != everyone[0]]
+    if different:
+        raise ValueError(
+            f"Ranks {different} built a different model than rank 0 (rank 0: {str(everyone[0])[:200]}; "
+            f"rank {different[0]}: {str(everyone[different[0]])[:200]}). Every rank must build the same "
+            f"config: read it from the same profile, not from anything that depends on the rank."
+        )
+
+
+def wrap(model: nn.Module, device: torch.device) -> nn.Module:
+    """``model`` wrapped in ``DistributedDataParallel`` (which starts from rank 0's weights)."""
+    from torch.nn.parallel import DistributedDataParallel
+
+    ids = [device.index] if device.type == "cuda" and device.index is not None else None
+    return DistributedDataParallel(model, device_ids=ids)
+
+
+def mean_over_ranks(value: float) -> float:
+    """The average of a number over all ranks (the number itself outside a process group)."""
+    if not is_distributed():
+        return value
+    device = "cuda" if dist.get_backend() == "nccl" else "cpu"
+    t = torch.tensor([value], dtype=torch.float64, device=device)
+    dist.all_reduce(t)
+    return float(t.item()) / world_size()
+
+
+def barrier() -> None:
+    """Wait until every rank gets here (nothing outside a process group)."""
+    if is_distributed():
+        dist.barrier()
+
+
+def launch(args: list[str], *, processes: int = 2, timeout_s: float = 900.0) -> str:
+    """Run ``torchrun --nproc_per_node processes ARGS`` on this machine (127.0.0.1, a free port); its output.
+
+    E.g. ``launch(["-m", "fromscratch.training.distributed"])`` runs :func:`demo` in 2 processes, one CPU
+    thread each. Raises a RuntimeError with the end of the log when a process fails.
+    """
+    import subprocess
+    import sys
+
+    command = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nnodes",
+        "1",
+        "--nproc_per_node",
+        str(processes),
+    ]
+    command += ["--master_addr", "127.0.0.1", "--master_port", str(free_port()), *args]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    run = subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout_s)
+    if run.returncode != 0:
+        raise RuntimeError(f"torchrun failed (exit {run.returncode}):\n{run.stderr[-3000:]}")
+    return run.stdout
+
+
+__all__ = [
+    "barrier",
+    "check_same_model",
+    "describe_model",
+    "finish",
+    "free_port",
+    "init",
+    "is_distributed",
+    "is_main",
+    "launch",
+    "mean_over_ranks",
+    "rank",
+    "shard",
+    "wrap",
+    "world_size",
+]

@@ -1,0 +1,60 @@
+"""What a training run records: one row per step (step, loss, lr) and one per evaluation.
+
+:func:`fromscratch.training.train` returns a :class:`History`; ``history.plot()`` draws the learning
+curves, ``history.series("loss")`` and ``history.last("accuracy")`` read it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+
+class History:
+    """What happened during training: one row per step (step, loss, lr) and one per evaluation."""
+
+    def __init__(self, rows: list[dict[str, float]] | None = None):
+        self.rows: list[dict[str, float]] = rows or []
+
+    def series(self, key: str) -> tuple[list[float], list[float]]:
+        """``(steps, values)`` of every row that has ``key``."""
+        rows = [r for r in self.rows if key in r]
+        return [r["step"] for r in rows], [r[key] for r in rows]
+
+    def last(self, key: str) -> float:
+        """The most recent value of ``key`` (e.g. ``history.last("accuracy")``)."""
+        values = self.series(key)[1]
+        if not values:
+            raise KeyError(f"No row has {key!r}; keys seen: {sorted({k for r in self.rows for k in r})}")
+        return values[-1]
+
+    def plot(
+        self, metrics: Iterable[str] | None = None, *, smooth: int = 20, loss_label: str = "training loss"
+    ):
+        """Learning curves: the smoothed training loss, and each evaluation metric in its own panel."""
+        import matplotlib.pyplot as plt
+
+        if metrics is None:
+            metrics = sorted({k for r in self.rows for k in r} - {"step", "loss", "lr"})
+        metrics = list(metrics)
+        fig, axes = plt.subplots(1, 1 + len(metrics), figsize=(5 * (1 + len(metrics)), 3.5), squeeze=False)
+        steps, losses = self.series("loss")
+        kernel = max(1, min(smooth, len(losses) // 5 or 1))
+        smoothed = np.convolve(losses, np.ones(kernel) / kernel, mode="valid") if losses else []
+        axes[0, 0].plot(steps, losses, alpha=0.25, label="per step")
+        axes[0, 0].plot(steps[kernel - 1 :], smoothed, label=f"mean of {kernel}")
+        axes[0, 0].set(xlabel="step", ylabel=loss_label, title=loss_label)
+        axes[0, 0].legend()
+        for ax, key in zip(axes[0, 1:], metrics, strict=True):
+            xs, ys = self.series(key)
+            ax.plot(xs, ys, marker="o")
+            ax.set(xlabel="step", ylabel=key, title=key)
+        fig.tight_layout()
+        return fig
+
+    def __repr__(self) -> str:
+        return f"History({len(self.rows)} rows)"
+
+
+__all__ = ["History"]
