@@ -32,8 +32,7 @@ from fromscratch.models.transformer_xl import bits_per_byte_xl, segment_loss
 from fromscratch.profiles import get_profile
 from fromscratch.training import TrainConfig, train
 from fromscratch.training.losses import next_byte_loss
-from fromscratch.utils import time_call
-from fromscratch.viz.long_context import fitted_slope
+from fromscratch.utils import loglog_slope, time_call
 
 PARTS = ("kv", "sparse", "xl", "sparse-model", "positions")
 
@@ -96,8 +95,8 @@ def sparse_timing(run) -> None:
             f"{t:>6,} {block:>5} {1000 * dense:>9.1f} {1000 * sparse:>9.1f} {dense_mb:>9.1f} {sparse_mb:>9.1f}"
         )
     print(
-        f"fitted time exponents: dense t^{fitted_slope(lengths, dense_ms):.2f}, "
-        f"sparse t^{fitted_slope(lengths, sparse_ms):.2f}"
+        f"fitted time exponents: dense t^{loglog_slope(lengths, dense_ms):.2f}, "
+        f"sparse t^{loglog_slope(lengths, sparse_ms):.2f}"
     )
     print(
         "(MB: float32 score matrices per sequence, computed from their shapes: dense h·t², sparse h·t·(2l + t/l))"

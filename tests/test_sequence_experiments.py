@@ -16,11 +16,10 @@ from fromscratch.recipes.sequence_tasks import (
     TaskSize,
     crossover,
     distance_sweep,
-    loglog_slope,
     race,
     step_time_table,
 )
-from fromscratch.utils import count_parameters
+from fromscratch.utils import count_parameters, loglog_slope
 
 TINY = SequenceClassifierConfig(vocab_size=12, emb=16, heads=2, depth=1, max_len=16)
 

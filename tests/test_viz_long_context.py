@@ -6,14 +6,15 @@ import matplotlib.pyplot as plt
 import pytest
 import torch
 
+from fromscratch.utils import loglog_slope
 from fromscratch.viz import long_context
 
 
 def test_fitted_slope_recovers_a_power_law():
     lengths = [512, 1024, 2048, 4096]
-    assert long_context.fitted_slope(lengths, [t**1.5 for t in lengths]) == pytest.approx(1.5)
+    assert loglog_slope(lengths, [t**1.5 for t in lengths]) == pytest.approx(1.5)
     with pytest.raises(ValueError, match="two points"):
-        long_context.fitted_slope([1], [1])
+        loglog_slope([1], [1])
 
 
 def test_figures_draw():

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -81,4 +82,18 @@ def time_call(fn: Callable[[], object], *, repeats: int, warmup: int = 1, statis
     return min(times) if statistic == "min" else statistics.median(times)
 
 
-__all__ = ["count_parameters", "evaluating", "time_call"]
+def loglog_slope(xs: Iterable[float], ys: Iterable[float], *, last: int | None = None) -> float:
+    """The slope ``p`` of the least-squares line through ``(log x, log y)``: ``y`` grows like ``x**p``.
+
+    Chapters 08 and 11 fit how time or memory grows with the length ``t``. ``last``: fit only the last
+    ``last`` points (the long sequences, where fixed costs no longer hide the growth); None: all.
+    """
+    x, y = np.log(np.asarray(list(xs), dtype=float)), np.log(np.asarray(list(ys), dtype=float))
+    if last is not None:
+        x, y = x[-last:], y[-last:]
+    if len(x) < 2:
+        raise ValueError("a slope needs at least two points; measure more lengths or raise `last`.")
+    return float(np.polyfit(x, y, 1)[0])
+
+
+__all__ = ["count_parameters", "evaluating", "loglog_slope", "time_call"]

@@ -1,7 +1,7 @@
 """Chapter 08's three experiments, shared by the notebook and ``benchmarks/sequence_models.py``.
 
 - :func:`step_time_table`: seconds per training step of each model at each length ``t`` (8.1), with
-  :func:`loglog_slope` (how the time grows: ``time ~ t**slope``) and :func:`crossover` (the first
+  :func:`fromscratch.utils.loglog_slope` (how the time grows: ``time ~ t**slope``) and :func:`crossover` (the first
   length at which one model gets slower than another);
 - :func:`distance_sweep`: test accuracy on :func:`~fromscratch.data.synthetic.match_task` for each
   model at each distance ``d`` (8.2);
@@ -20,7 +20,6 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import partial
 
-import numpy as np
 import torch
 from torch import nn
 from tqdm.auto import tqdm
@@ -57,20 +56,6 @@ def step_time_table(
         tokens = random_batch(batch, t, config.vocab_size, num_classes=config.num_classes)
         table[name].append(step_seconds(model, tokens, repeats=repeats, device=device))
     return table
-
-
-def loglog_slope(lengths: Iterable[int], seconds: Iterable[float], *, last: int | None = None) -> float:
-    """The slope of ``log(seconds)`` against ``log(t)`` (least squares): time grows like ``t**slope``.
-
-    ``last``: fit only the last ``last`` points (the long sequences, where fixed costs no longer hide
-    the growth); None: all of them.
-    """
-    x, y = np.log(list(lengths)), np.log(list(seconds))
-    if last is not None:
-        x, y = x[-last:], y[-last:]
-    if len(x) < 2:
-        raise ValueError("a slope needs at least two lengths; time more lengths or raise `last`.")
-    return float(np.polyfit(x, y, 1)[0])
 
 
 def crossover(lengths: Iterable[int], slower: Iterable[float], faster: Iterable[float]) -> int | None:
@@ -196,4 +181,4 @@ def race(
     return results
 
 
-__all__ = ["RaceResult", "TaskSize", "crossover", "distance_sweep", "loglog_slope", "race", "step_time_table"]
+__all__ = ["RaceResult", "TaskSize", "crossover", "distance_sweep", "race", "step_time_table"]

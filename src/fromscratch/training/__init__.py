@@ -12,7 +12,7 @@
 Imports the layers below it (attention, blocks, models, data); never a recipe, profile or chapter.
 """
 
-from fromscratch.training.checkpoints import checkpoint_path, load_checkpoint, save_checkpoint
+from fromscratch.training.checkpoints import checkpoint_path, load_checkpoint, run_checkpoint, save_checkpoint
 from fromscratch.training.history import History
 from fromscratch.training.loop import TrainConfig, to_device, train
 from fromscratch.training.schedule import Schedule, lr_factor
@@ -24,6 +24,7 @@ __all__ = [
     "checkpoint_path",
     "load_checkpoint",
     "lr_factor",
+    "run_checkpoint",
     "save_checkpoint",
     "to_device",
     "train",

@@ -7,14 +7,21 @@ which trades compute for memory.)
 
 - :func:`checkpoint_path` names a file under the data cache (``$FROMSCRATCH_DATA/checkpoints/``),
   so a chapter never writes to a path relative to the directory it runs in;
+- :func:`run_checkpoint` names a run's file from a hash of everything that changes its result (model
+  config, train config, data selection, seed, the package's version): change the learning rate and
+  the run gets a new file, so a stale checkpoint of another run is never loaded;
 - :func:`save_checkpoint` writes atomically: a crash leaves the old file or the new one, never half;
 - :func:`rng_state` / :func:`set_rng_state` capture and restore Python's, NumPy's and torch's generators.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
 import os
 import random
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +67,48 @@ def checkpoint_path(name: str) -> Path:
     return cache_dir() / "checkpoints" / relative
 
 
+NOT_HASHED = ("checkpoint", "resume", "progress")  # fields that never change what a run computes
+
+
+def _plain(part: Any) -> Any:
+    """A JSON-able form of one part of a run: dataclasses as dicts (less :data:`NOT_HASHED`), tuples as lists."""
+    if dataclasses.is_dataclass(part) and not isinstance(part, type):
+        fields = {f.name: getattr(part, f.name) for f in dataclasses.fields(part) if f.name not in NOT_HASHED}
+        return {"type": type(part).__name__, **{k: _plain(v) for k, v in fields.items()}}
+    if isinstance(part, dict):
+        return {str(k): _plain(v) for k, v in part.items()}
+    if isinstance(part, (list, tuple)):
+        return [_plain(v) for v in part]
+    if part is None or isinstance(part, (bool, int, float, str)):
+        return part
+    raise TypeError(
+        f"run_checkpoint hashes dataclasses, dicts, lists and plain values; got {type(part).__name__}. "
+        "Pass the config (or the numbers) that decide the result instead."
+    )
+
+
+def run_key(*parts: Any) -> str:
+    """12 hex digits of the sha256 of ``parts`` and the package's version: equal keys, equal runs."""
+    try:
+        version = metadata.version("fromscratch")
+    except metadata.PackageNotFoundError:  # running from a source tree that was never installed
+        version = "source"
+    text = json.dumps({"version": version, "parts": _plain(list(parts))}, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def run_checkpoint(name: str, *parts: Any) -> Path:
+    """The checkpoint of the run ``name`` made of ``parts``: ``checkpoint_path(f"{name}-{run_key(*parts)}.pt")``.
+
+    Pass every config and value that changes the trained weights, e.g.
+    ``run_checkpoint("09_transformer", model.config, train_config, {"pairs": 29_000, "seed": 0})``.
+    With ``TrainConfig(checkpoint=..., resume=True)``, :func:`fromscratch.training.train` then picks up
+    an interrupted run, returns a finished one at once (its weights and history restored), and starts
+    afresh whenever any part changed.
+    """
+    return checkpoint_path(f"{name}-{run_key(*parts)}.pt")
+
+
 def save_checkpoint(path: str | Path, state: dict[str, Any]) -> None:
     """Write ``state`` with ``torch.save`` atomically: to a temporary file, then renamed over ``path``."""
     path = Path(path)
@@ -74,4 +123,12 @@ def load_checkpoint(path: str | Path, map_location: torch.device | str = "cpu") 
     return torch.load(path, map_location=map_location, weights_only=True)
 
 
-__all__ = ["checkpoint_path", "load_checkpoint", "rng_state", "save_checkpoint", "set_rng_state"]
+__all__ = [
+    "checkpoint_path",
+    "load_checkpoint",
+    "rng_state",
+    "run_checkpoint",
+    "run_key",
+    "save_checkpoint",
+    "set_rng_state",
+]

@@ -12,19 +12,12 @@ import math
 from collections.abc import Mapping, Sequence
 
 import matplotlib.pyplot as plt
-import numpy as np
 import torch
 
+from fromscratch.utils import loglog_slope
 from fromscratch.viz.style import BOOK_WIDTH, HEATMAP_CMAP, PALETTE
 
-__all__ = ["fitted_slope", "matrix_panels", "reach_plot", "scaling_curves"]
-
-
-def fitted_slope(lengths: Sequence[float], values: Sequence[float]) -> float:
-    """The slope ``p`` of the least-squares line through ``(log x, log y)``: ``y ∝ x^p``."""
-    if len(lengths) < 2:
-        raise ValueError("A slope needs at least two points.")
-    return float(np.polyfit(np.log(lengths), np.log(values), 1)[0])
+__all__ = ["matrix_panels", "reach_plot", "scaling_curves"]
 
 
 def scaling_curves(
@@ -40,7 +33,7 @@ def scaling_curves(
     are logarithmic and each legend entry gives the fitted exponent ``∝ x^p``. Returns the ``Figure``."""
     fig, ax = plt.subplots(figsize=(min(BOOK_WIDTH, 6.0), 3.6), layout="constrained")
     for n, (name, values) in enumerate(series.items()):
-        label = f"{name} ($\\propto t^{{{fitted_slope(lengths, values):.2f}}}$)" if loglog else name
+        label = f"{name} ($\\propto t^{{{loglog_slope(lengths, values):.2f}}}$)" if loglog else name
         ax.plot(lengths, values, marker="o", color=PALETTE[n % len(PALETTE)], label=label)
     if loglog:
         ax.set_xscale("log", base=2)

@@ -18,6 +18,7 @@ import numpy as np
 import torch
 from matplotlib.colors import LogNorm
 
+from fromscratch.utils import loglog_slope
 from fromscratch.viz.style import BOOK_WIDTH, PALETTE
 
 __all__ = ["distance_plot", "reachability_maps", "step_time_plot", "time_curves"]
@@ -40,7 +41,7 @@ def step_time_plot(
     fig, ax = plt.subplots(figsize=(min(BOOK_WIDTH, 6.4), 4.0), layout="constrained")
     x = np.log(np.asarray(lengths, dtype=float))
     for name, values in seconds.items():
-        slope = np.polyfit(x[-last:], np.log(np.asarray(values, dtype=float))[-last:], 1)[0]
+        slope = loglog_slope(lengths, values, last=last)
         style = _style(name)
         style["label"] += f" (slope {slope:.2f})"
         ax.plot(lengths, values, **style)

@@ -21,7 +21,7 @@ import torch
 
 from fromscratch.viz.style import BOOK_WIDTH, HEATMAP_CMAP, PALETTE
 
-__all__ = ["Table", "table", "TokenHighlight", "highlight_tokens", "length_histogram", "position_plot"]
+__all__ = ["Table", "show_text", "table", "TokenHighlight", "highlight_tokens", "length_histogram", "position_plot"]
 WIDTH = 88  # characters: the book's text column, for text shown instead of HTML
 
 POSITIVE, NEGATIVE, NEUTRAL = PALETTE[2], PALETTE[3], PALETTE[0]  # green, orange-red, blue
@@ -54,6 +54,13 @@ class Table:
         )
         caption = f"<caption>{html.escape(self.caption)}</caption>" if self.caption else ""
         return f"<table>{caption}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def show_text(text: str, width: int = 88) -> None:
+    """Print ``text`` with every line wrapped to the book's column (``width`` characters): wiki lines,
+    generated samples and translations can be long, and a cell's output must not scroll sideways."""
+    for line in text.splitlines() or [""]:
+        print(textwrap.fill(line, width, replace_whitespace=False) if line else "")
 
 
 def table(rows: Sequence[Sequence[object]], header: Sequence[str], caption: str = "") -> Table:
