@@ -18,6 +18,7 @@ import os
 import platform
 import time
 import warnings
+from dataclasses import replace
 from functools import partial
 
 import torch
@@ -30,7 +31,7 @@ from fromscratch.metrics import bits_per_byte
 from fromscratch.models import Generator, TransformerXL
 from fromscratch.models.transformer_xl import bits_per_byte_xl, segment_loss
 from fromscratch.profiles import get_profile
-from fromscratch.training import TrainConfig, train
+from fromscratch.training import train
 from fromscratch.training.losses import next_byte_loss
 from fromscratch.utils import loglog_slope, time_call
 
@@ -40,7 +41,7 @@ PARTS = ("kv", "sparse", "xl", "sparse-model", "positions")
 def fit(run, model, batches, loss, steps):
     """Train ``model`` for ``steps`` with the run's schedule; returns the seconds it took."""
     start = time.perf_counter()
-    config = TrainConfig(steps=steps, lr=run.lr, warmup_steps=run.warmup_steps, progress=False)
+    config = replace(run.train, steps=steps, progress=False)
     train(model, batches, loss, config)
     return time.perf_counter() - start
 
@@ -48,7 +49,7 @@ def fit(run, model, batches, loss, steps):
 def kv_cache(run) -> None:
     print("\n== KV cache: greedy generation of", run.kv_new, "tokens after a prompt, ms per new token ==")
     torch.manual_seed(0)
-    model = Generator(run.generator(context=max(run.kv_prompts) + run.kv_new)).eval()
+    model = Generator(run.model, context=max(run.kv_prompts) + run.kv_new).eval()
     print(f"{'prompt':>7} {'no cache':>10} {'cache':>10} {'speed-up':>9}")
     for length in run.kv_prompts:
         prompt = torch.randint(0, 256, (1, length))
@@ -104,26 +105,26 @@ def sparse_timing(run) -> None:
 
 
 def transformer_xl(run, data) -> None:
-    length = run.segment * run.xl_segments
+    length = run.xl.segment * run.xl_segments
     print(
-        f"\n== Transformer-XL: L={run.segment}, M={run.memory}, {run.xl_segments} segments per sequence, "
+        f"\n== Transformer-XL: L={run.xl.segment}, M={run.xl.memory}, {run.xl_segments} segments per sequence, "
         f"{run.xl_steps} steps =="
     )
     results = {}
-    for memory in (run.memory, 0):
+    for memory in (run.xl.memory, 0):
         torch.manual_seed(0)
         model = TransformerXL(run.xl, memory=memory)
         batches = enwik8.RandomSubsequences(data.train, context=length, batch_size=run.batch_size, seed=0)
         seconds = fit(run, model, batches, segment_loss, run.xl_steps)
         results[memory] = model
         print(f"trained memory={memory}: {seconds:.0f} s")
-    with_memory = bits_per_byte_xl(results[run.memory], data.val, max_bytes=run.eval_bytes)
+    with_memory = bits_per_byte_xl(results[run.xl.memory], data.val, max_bytes=run.eval_bytes)
     no_memory_model = bits_per_byte_xl(results[0], data.val, max_bytes=run.eval_bytes)
-    print(f"bits per byte, trained with M={run.memory} and evaluated with it: {with_memory:.3f}")
+    print(f"bits per byte, trained with M={run.xl.memory} and evaluated with it: {with_memory:.3f}")
     print(f"bits per byte, trained and evaluated without memory (same L):   {no_memory_model:.3f}")
     for memory in run.eval_memories:
-        bpb = bits_per_byte_xl(results[run.memory], data.val, memory=memory, max_bytes=run.eval_bytes)
-        print(f"  the M={run.memory} model evaluated with memory {memory:>4}: {bpb:.3f} bits per byte")
+        bpb = bits_per_byte_xl(results[run.xl.memory], data.val, memory=memory, max_bytes=run.eval_bytes)
+        print(f"  the M={run.xl.memory} model evaluated with memory {memory:>4}: {bpb:.3f} bits per byte")
 
 
 def sparse_model(run, data) -> None:
@@ -134,7 +135,7 @@ def sparse_model(run, data) -> None:
     for sparsity in (None, "fixed", "strided"):
         torch.manual_seed(0)
         model = Generator(
-            run.generator(context=run.sparse_context, sparsity=sparsity, sparse_block=run.sparse_block)
+            replace(run.model, context=run.sparse_context, sparsity=sparsity, sparse_block=run.sparse_block)
         )
         batches = enwik8.RandomSubsequences(
             data.train, context=run.sparse_context, batch_size=run.batch_size, seed=0
@@ -152,7 +153,7 @@ def positions(run, data) -> None:
     print(f"{'positions':>10} " + " ".join(f"{f'{f}x = {f * length}':>12}" for f in run.factors))
     for scheme in ("learned", "sinusoidal", "rope", "alibi"):
         torch.manual_seed(0)
-        model = Generator(run.generator(context=max(run.factors) * length, positions=scheme))
+        model = Generator(run.model, context=max(run.factors) * length, positions=scheme)
         batches = enwik8.RandomSubsequences(data.train, context=length, batch_size=run.batch_size, seed=0)
         fit(run, model, batches, next_byte_loss, run.position_steps)
         scores = [

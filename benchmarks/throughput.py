@@ -13,10 +13,12 @@ by ``return_attention=True``; about what the blog's own code does) and the **fas
 step time after warm-up steps. ``--profile`` adds a torch.profiler breakdown of one path's step by
 kind of work, to show where the time goes.
 
-Each row also runs in a chosen **precision** (chapter 12): ``fp32``, or ``bf16`` autocast (the
-matmuls in bf16, the weights, optimiser and loss in fp32). bf16 is skipped on a CPU without bf16
-matrix units (``fromscratch.training.precision.cpu_has_bf16``): there PyTorch's reference bf16 kernels are
-hundreds of times slower than fp32, as the printed matmul peaks show; ``--force-bf16`` runs it anyway.
+Each row also runs in a chosen **precision** (chapter 12), set up as ``train`` does it
+(``fromscratch.training.precision.choose_precision``): ``fp32``, ``bf16`` autocast (the matmuls in
+bf16, the weights, optimiser and loss in fp32) or ``fp16`` autocast with a gradient scaler. A 16-bit
+type is skipped on a CPU without units for it (bf16: ``cpu_has_bf16``; fp16: always on a CPU): there
+PyTorch's reference kernels are hundreds of times slower than fp32, as the printed matmul peaks show;
+``--force-bf16`` runs it anyway.
 
 **MFU** (model FLOP utilisation): the FLOPs a training step needs, counted from the model's config
 (3 x the forward pass: every linear layer's ``2 x in x out`` per token, plus ``4 t e`` per token and
@@ -46,10 +48,10 @@ from torch import nn
 
 from fromscratch.models import Classifier, Generator
 from fromscratch.training.losses import next_token_loss
-from fromscratch.training.precision import cpu_has_bf16
+from fromscratch.training.precision import choose_precision, cpu_has_bf16
 from fromscratch.utils import time_call
 
-DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
+DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 
 
 @dataclass(frozen=True)
@@ -103,14 +105,16 @@ def build(setting: Setting, device: torch.device, precision: str = "fp32"):
             return next_token_loss(model, tokens, teaching=teaching)
 
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
-    amp = precision == "bf16"
+    chosen = choose_precision(device, precision)  # as `train` does: autocast, a scaler exactly for fp16
+    scaler = chosen.grad_scaler(device)
 
     def step(teaching: bool) -> None:
-        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=amp):
+        with chosen.autocast(device):
             loss = loss_of(teaching)
         optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
 
     return step, model
 
@@ -134,7 +138,7 @@ def matmul_peak(device: torch.device, precision: str, n: int, repeats: int = 3) 
 def train_bpb(
     setting: Setting, precision: str, steps: int, eval_bytes: int, threads: int
 ) -> tuple[float, float]:
-    """Train setting G for ``steps`` from seed 0 on the enwik8 prefix; (bits per byte on validation, seconds)."""
+    """Train setting G for ``steps`` from seed 0 on the enwik8 prefix; (validation bits per byte, seconds)."""
     from fromscratch.data import enwik8
     from fromscratch.metrics import bits_per_byte
     from fromscratch.training import TrainConfig, train
@@ -161,7 +165,7 @@ def train_bpb(
 
 
 def seconds_per_step(step, teaching: bool, warmup: int, repeats: int) -> float:
-    """The median time of ``repeats`` steps after ``warmup`` (allocations, kernel choice, the optimiser's state)."""
+    """The median time of ``repeats`` steps after ``warmup`` (allocations, kernel choice, optimiser state)."""
     return time_call(lambda: step(teaching), repeats=repeats, warmup=warmup, statistic="median")
 
 
@@ -218,8 +222,10 @@ def main() -> None:
     )
     parser.add_argument("--cpu-only", action="store_true", help="skip CUDA even when it is present")
     parser.add_argument("--only", choices=["C", "G"], help="run one setting only")
-    parser.add_argument("--precision", default="fp32,bf16", help="comma-separated: fp32, bf16 (default both)")
-    parser.add_argument("--force-bf16", action="store_true", help="run bf16 on a CPU without bf16 units too")
+    parser.add_argument("--precision", default="fp32,bf16", help="comma-separated: fp32, bf16, fp16")
+    parser.add_argument(
+        "--force-bf16", action="store_true", help="run 16-bit types on a CPU without their units"
+    )
     parser.add_argument(
         "--bpb-steps", type=int, default=0, help="train setting G this many steps per precision"
     )
@@ -231,7 +237,7 @@ def main() -> None:
     ]
     precisions = [p.strip() for p in args.precision.split(",")]
     if any(p not in DTYPES for p in precisions):
-        parser.error(f"--precision takes fp32 and/or bf16, got {args.precision!r}")
+        parser.error(f"--precision takes fp32, bf16 and/or fp16, got {args.precision!r}")
     repeats, warmup = (1, 1) if args.quick else (args.repeats, args.warmup)
     devices = [torch.device("cpu")]
     if torch.cuda.is_available() and not args.cpu_only:
@@ -243,7 +249,8 @@ def main() -> None:
     )
 
     def runs(device: torch.device, precision: str) -> bool:
-        return precision == "fp32" or device.type == "cuda" or cpu_has_bf16() or args.force_bf16
+        fast_here = precision == "bf16" and cpu_has_bf16()  # a CPU has no fp16 matrix units we use
+        return precision == "fp32" or device.type == "cuda" or fast_here or args.force_bf16
 
     peaks = {}
     for device in devices:
@@ -251,9 +258,8 @@ def main() -> None:
             big = 256 if args.quick else 2048
             n = big if runs(device, precision) else 256  # a small probe where bf16 is emulated (slow)
             peaks[device.type, precision] = matmul_peak(device, precision, n)
-            print(
-                f"matmul peak {device.type} {precision}: {peaks[device.type, precision] / 1e9:,.1f} GFLOP/s ({n}²)"
-            )
+            peak = peaks[device.type, precision] / 1e9
+            print(f"matmul peak {device.type} {precision}: {peak:,.1f} GFLOP/s ({n}²)")
     print(
         "\n| setting | device | precision | tokens/step | teaching (tok/s) | fast (tok/s) | fast / teaching "
         "| GFLOP/step | fast GFLOP/s | MFU |"
@@ -268,7 +274,7 @@ def main() -> None:
                     f"b={setting.batch}, V={setting.vocab:,}) | {device.type} | {precision} |"
                 )
                 if not runs(device, precision):
-                    print(f"{label} skipped: no bf16 units on this CPU (--force-bf16 runs it) |||||||")
+                    print(f"{label} skipped: no {precision} units on this CPU (--force-bf16 runs it) |||||||")
                     continue
                 step, model = build(setting, device, precision)
                 steps[setting.name, device.type, precision] = step
@@ -277,9 +283,10 @@ def main() -> None:
                 fast = tokens / seconds_per_step(step, False, warmup, repeats)
                 flops = training_flops(model, setting, tokens)
                 achieved = flops * fast / tokens
+                mfu = achieved / peaks[device.type, precision]
                 print(
                     f"{label} {tokens:,} | {teaching:,.0f} | {fast:,.0f} | {fast / teaching:.2f}x | "
-                    f"{flops / 1e9:,.1f} | {achieved / 1e9:,.1f} | {achieved / peaks[device.type, precision]:.1%} |",
+                    f"{flops / 1e9:,.1f} | {achieved / 1e9:,.1f} | {mfu:.1%} |",
                     flush=True,
                 )
     if args.profile:
@@ -294,7 +301,7 @@ def main() -> None:
         print(f"\nbits per byte after {args.bpb_steps} steps of setting G (seed 0, enwik8 prefix, CPU):")
         for precision in precisions:
             if not runs(torch.device("cpu"), precision):
-                print(f"  {precision}: skipped (no bf16 units on this CPU; --force-bf16 runs it)")
+                print(f"  {precision}: skipped (no {precision} units on this CPU; --force-bf16 runs it)")
                 continue
             bpb, seconds = train_bpb(setting, precision, args.bpb_steps, args.bpb_eval_bytes, args.threads)
             print(

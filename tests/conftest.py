@@ -23,6 +23,16 @@ def mirror() -> Path:
 
 
 @pytest.fixture
+def hf_minilm(mirror):
+    """Hugging Face's ``BertModel`` with all-MiniLM-L6-v2's weights from the mirror: the twin our
+    ``load_bert`` is checked against (the same function builds it in chapter 10)."""
+    pytest.importorskip("transformers")
+    from fromscratch.interop.minilm import hf_minilm
+
+    return hf_minilm()
+
+
+@pytest.fixture
 def empty_data_env(tmp_path, monkeypatch) -> Path:
     """A fresh, empty cache and no mirror: what a new machine without the datasets has."""
     cache = tmp_path / "cache"

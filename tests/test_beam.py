@@ -17,8 +17,8 @@ V = 30
 @pytest.fixture
 def model():
     torch.manual_seed(1)
-    return EncoderDecoder(src_vocab_size=V, tgt_vocab_size=V, emb=16, heads=2, encoder_depth=1, decoder_depth=1,
-                          ff_mult=2, dropout=0.0, max_len=40).eval()  # fmt: skip
+    sizes = dict(emb=16, heads=2, encoder_depth=1, decoder_depth=1, ff_mult=2, dropout=0.0, max_len=40)
+    return EncoderDecoder(src_vocab_size=V, tgt_vocab_size=V, **sizes).eval()
 
 
 def source(seed=0):
@@ -95,8 +95,8 @@ def test_translate_empty_unknown_and_too_long_input():
     tokenizer = train_tokenizer(["a cat danced", "eine Katze tanzte", "the dog ran"] * 5, vocab_size=300)
     torch.manual_seed(0)
     n = tokenizer.get_vocab_size()
-    model = EncoderDecoder(src_vocab_size=n, tgt_vocab_size=n, emb=16, heads=2, encoder_depth=1, decoder_depth=1,
-                           dropout=0.0, max_len=12).eval()  # fmt: skip
+    sizes = dict(emb=16, heads=2, encoder_depth=1, decoder_depth=1, dropout=0.0, max_len=12)
+    model = EncoderDecoder(src_vocab_size=n, tgt_vocab_size=n, **sizes).eval()
     assert translate(model, tokenizer, "") == ""
     out = translate(model, tokenizer, ["", "the cat danced", "ü 🐱 ✓"], beam_size=2)
     assert len(out) == 3 and out[0] == "" and all(isinstance(s, str) for s in out)
@@ -127,13 +127,12 @@ def test_cached_steps_equal_decoding_the_whole_prefix_even_after_reordering(mode
         memory = model.encode(src, mask)
         cache = model.new_cache()
         for i in range(3):  # the first three tokens, one at a time
-            model.decode(tokens[:, i : i + 1], memory, mask, last_only=True, cache=cache)
+            model.decode(tokens[:, i : i + 1], memory, mask, cache=cache)
         _select_cache(cache, order)
         memory = _select(memory, order)
         tokens, mask = tokens[order], mask[order]
         for i in range(3, 7):
-            step = model.decode(tokens[:, i : i + 1], memory, mask, last_only=True, cache=cache)[
-                :, -1
-            ]  # (4, V)
-            full = model.decode(tokens[:, : i + 1], memory, mask, last_only=True)[:, -1]  # (4, V)
-            torch.testing.assert_close(step, full, atol=1e-5, rtol=1e-4)
+            step = model.decode(tokens[:, i : i + 1], memory, mask, cache=cache)  # (4, 1, V): the new token
+            full = model.decode(tokens[:, : i + 1], memory, mask)  # (4, i + 1, V): the whole prefix
+            assert step.shape == (4, 1, V) and full.shape == (4, i + 1, V)
+            torch.testing.assert_close(step[:, -1], full[:, -1], atol=1e-5, rtol=1e-4)

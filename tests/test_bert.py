@@ -1,4 +1,5 @@
-"""Our BERT: equal to Hugging Face's on random small configs and on all-MiniLM-L6-v2; masking; loading errors."""
+"""Our BERT: equal to Hugging Face's on random small configs and on all-MiniLM-L6-v2; masking; loading
+errors; chapter 10's recipe (checkpoint names, the [MASK] id)."""
 
 from __future__ import annotations
 
@@ -42,23 +43,15 @@ def test_equals_hf_bert_with_padding(seed):
     torch.testing.assert_close(mine[mask], theirs[mask], atol=1e-5, rtol=1e-5)  # real tokens only
 
 
-def test_minilm_equals_hf_on_the_mirrored_weights(mirror):
-    from safetensors.torch import load_file
-
-    from fromscratch.data.pretrained import MINILM
-    from fromscratch.data.registry import fetch
-
+def test_minilm_equals_hf_on_the_mirrored_weights(hf_minilm):
     encoder, tokenizer = load_bert("all-MiniLM-L6-v2")
-    hf = transformers.BertModel(transformers.BertConfig.from_json_file(fetch(MINILM["config.json"])))
-    hf.load_state_dict(load_file(fetch(MINILM["model.safetensors"])), strict=False)
-    hf.eval()
     batch = tokenizer.encode_batch(
         ["This movie was great!", "A much longer sentence, with emoji 😀 and digits 42."]
     )
     ids = torch.tensor([e.ids for e in batch])
     mask = torch.tensor([e.attention_mask for e in batch]).bool()
     with torch.no_grad():
-        theirs = hf(ids, attention_mask=mask.long()).last_hidden_state
+        theirs = hf_minilm(ids, attention_mask=mask.long()).last_hidden_state
         mine = encoder(ids, mask)
     assert mine.shape == (2, ids.size(1), 384)
     torch.testing.assert_close(mine[mask], theirs[mask], atol=1e-5, rtol=1e-5)
@@ -116,3 +109,41 @@ def test_masking_proportions_on_a_large_sample():
     assert abs(swapped.sum().item() / n - 0.1) < 0.01
     with pytest.raises(ValueError, match="rate"):
         mask_tokens(ids, mask_id=1, vocab_size=2, rate=1.5)
+
+
+def test_bert_checkpoints_change_with_every_part_of_the_run():
+    from dataclasses import replace
+
+    from fromscratch.profiles import get_profile
+    from fromscratch.recipes.bert_imdb import bert_checkpoint
+
+    run = get_profile("smoke").modern
+    pretraining, finetuning = bert_checkpoint(run, "pretraining"), bert_checkpoint(run, "finetuning")
+    assert pretraining.name.startswith("10_bert_pretraining-") and pretraining != finetuning
+    assert bert_checkpoint(run, "pretraining") == pretraining  # the chapter and the benchmark agree
+    longer = replace(run, pretraining=replace(run.pretraining, lr=1e-3))
+    assert bert_checkpoint(longer, "pretraining") != pretraining  # a new lr, a new file
+    assert bert_checkpoint(longer, "finetuning") != finetuning  # fine-tuning starts from that run
+    slower = replace(run, finetuning=replace(run.finetuning, lr=1e-4))
+    assert bert_checkpoint(slower, "pretraining") == pretraining
+    assert bert_checkpoint(slower, "finetuning") != finetuning
+    assert bert_checkpoint(replace(run, pooling="mean"), "finetuning") != finetuning
+    assert bert_checkpoint(run, "finetuning", seed=1) != finetuning
+    with pytest.raises(ValueError, match="pretraining, finetuning"):
+        bert_checkpoint(run, "probe")
+
+
+def test_imdb_for_bert_puts_mask_last_after_the_special_table(mirror):
+    from fromscratch.profiles import get_profile
+    from fromscratch.recipes.bert_imdb import imdb_for_bert, pretraining_batches
+    from fromscratch.tokenizers.special import CLS, PAD, UNK, WORD_SPECIALS
+
+    run = get_profile("smoke").modern
+    data = imdb_for_bert(run)
+    assert data.vocab.itos[: len(WORD_SPECIALS)] == list(WORD_SPECIALS)
+    assert (data.vocab.stoi["<pad>"], data.vocab.stoi["<unk>"], data.vocab.stoi["<cls>"]) == (PAD, UNK, CLS)
+    assert data.mask_id == len(data.vocab) == run.bert.vocab_size - 1  # [MASK]: the model's last id
+    batch = next(iter(pretraining_batches(run, data)))
+    assert (batch["tokens"][:, 0] == CLS).all() and batch["tokens"].max() <= data.mask_id
+    scored = batch["labels"] != IGNORE
+    assert scored.any() and not (batch["labels"][scored] == PAD).any()  # padding is never asked for

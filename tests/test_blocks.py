@@ -123,7 +123,7 @@ def test_encoding_has_no_parameters_and_is_not_saved():
     assert count_parameters(PositionEmbedding(10, 8)) == 80
 
 
-@pytest.mark.parametrize("positions", ["embedding", "encoding", None])
+@pytest.mark.parametrize("positions", ["learned", "sinusoidal", None])
 def test_stack_shapes_and_positions(positions):
     torch.manual_seed(3)
     stack = TransformerStack(vocab_size=20, emb=16, heads=4, depth=2, max_len=12, positions=positions).eval()

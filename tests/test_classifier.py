@@ -17,7 +17,7 @@ TOL = dict(atol=1e-5, rtol=1e-4)
 SMALL = ClassifierConfig(vocab_size=50, num_classes=3, emb=16, heads=4, depth=2, max_len=12)
 
 
-def small(pooling="mean", positions="embedding", **kwargs):
+def small(pooling="mean", positions="learned", **kwargs):
     torch.manual_seed(0)
     return Classifier(SMALL, pooling=pooling, positions=positions, **kwargs).eval()
 
@@ -32,7 +32,7 @@ def test_shapes_and_attention(pooling):
 
 
 @pytest.mark.parametrize("pooling", ["mean", "cls"])
-@pytest.mark.parametrize("positions", ["embedding", "encoding", None])
+@pytest.mark.parametrize("positions", ["learned", "sinusoidal", None])
 def test_padding_does_not_change_the_logits(pooling, positions):
     model = small(pooling, positions)
     seqs = [torch.randint(3, 50, (n,)) for n in (9, 4, 1)]
@@ -50,7 +50,7 @@ def test_without_positions_word_order_is_invisible():
     shuffled = tokens[:, torch.randperm(10)]
     blind = small(positions=None)
     torch.testing.assert_close(blind(shuffled), blind(tokens), **TOL)
-    for positions in ("embedding", "encoding"):
+    for positions in ("learned", "sinusoidal"):
         model = small(positions=positions)
         assert not torch.allclose(model(shuffled), model(tokens), atol=1e-4)
 

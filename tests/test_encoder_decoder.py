@@ -18,8 +18,10 @@ from fromscratch.models import EncoderDecoder, EncoderDecoderConfig, RNNSeq2Seq
 from fromscratch.models.pool_dropout import PoolDropout
 from fromscratch.utils import evaluating
 
-SMALL = EncoderDecoderConfig(src_vocab_size=50, tgt_vocab_size=50, emb=16, heads=4, encoder_depth=2,
-                             decoder_depth=2, ff_mult=2, dropout=0.0, max_len=20)  # fmt: skip
+SMALL = EncoderDecoderConfig(
+    src_vocab_size=50, tgt_vocab_size=50, emb=16, heads=4, encoder_depth=2, decoder_depth=2, ff_mult=2, dropout=0.0,
+    max_len=20,
+)
 
 
 def batch(seed: int = 0, b: int = 3, ts: int = 7, tt: int = 6):
@@ -76,7 +78,7 @@ def test_encoder_decoder_equals_nn_transformer_forward_and_gradients(norm):
     model = EncoderDecoder(SMALL, norm=norm).eval()
     twin = to_transformer(model).eval()
     src, tgt, src_mask, tgt_mask = batch()
-    ours = model(src, tgt, src_mask, tgt_mask)
+    ours = model(src, tgt, src_mask)  # no target mask: the causal mask hides the padding at the end
     theirs = transformer_logits(model, twin, src, tgt, src_mask, tgt_mask)
     real = tgt_mask[:, :, None].expand_as(ours)
     torch.testing.assert_close(ours[real], theirs[real], atol=1e-5, rtol=1e-4)
@@ -118,7 +120,7 @@ def test_weights_copy_back_from_nn_transformer():
     load_from_transformer(model, twin)
     src, tgt, src_mask, tgt_mask = batch()
     with evaluating(model), evaluating(twin), torch.no_grad():
-        ours = model(src, tgt, src_mask, tgt_mask)
+        ours = model(src, tgt, src_mask)
         theirs = transformer_logits(model, twin, src, tgt, src_mask, tgt_mask)
     real = tgt_mask[:, :, None].expand_as(ours)
     torch.testing.assert_close(ours[real], theirs[real], atol=1e-5, rtol=1e-4)
@@ -143,31 +145,29 @@ def test_decoder_is_causal_changing_later_targets_leaves_earlier_logits():
 def test_encoder_decoder_ignores_padded_source_tokens():
     torch.manual_seed(0)
     model = EncoderDecoder(SMALL).eval()
-    src, tgt, src_mask, tgt_mask = batch()
+    src, tgt, src_mask, _ = batch()
     changed = src.masked_fill(~src_mask, 7)  # other tokens where the source is padding
     with torch.no_grad():
-        torch.testing.assert_close(
-            model(src, tgt, src_mask, tgt_mask), model(changed, tgt, src_mask, tgt_mask)
-        )
+        torch.testing.assert_close(model(src, tgt, src_mask), model(changed, tgt, src_mask))
 
 
 def test_attention_weights_per_layer_and_shapes():
     model = EncoderDecoder(SMALL).eval()
-    src, tgt, src_mask, tgt_mask = batch()
-    logits, weights = model(src, tgt, src_mask, tgt_mask, return_attention=True)
+    src, tgt, src_mask, _ = batch()
+    logits, weights = model(src, tgt, src_mask, return_attention=True)
     assert logits.shape == (3, 6, 50)
     assert [w.shape for w in weights["encoder"]] == [(3, 4, 7, 7)] * 2
     assert [w.shape for w in weights["decoder"]] == [(3, 4, 6, 6)] * 2
     assert [w.shape for w in weights["cross"]] == [(3, 4, 6, 7)] * 2
     assert weights["cross"][0][2, :, :, 2:].abs().max() == 0  # the third source has 2 real tokens
     assert weights["decoder"][0].triu(1).abs().max() == 0  # nothing above the diagonal
-    torch.testing.assert_close(logits, model(src, tgt, src_mask, tgt_mask), atol=1e-5, rtol=1e-4)
+    torch.testing.assert_close(logits, model(src, tgt, src_mask), atol=1e-5, rtol=1e-4)
 
 
 def test_config_options_and_bad_input():
     tied = EncoderDecoder(SMALL)
     assert tied.to_logits.weight is tied.tgt_embedding.weight is tied.src_embedding.weight
-    separate = EncoderDecoder(SMALL, share_embeddings=False, tie_output=False, positions="embedding")
+    separate = EncoderDecoder(SMALL, share_embeddings=False, tie_output=False, positions="learned")
     assert separate.src_embedding is not separate.tgt_embedding
     with pytest.raises(ValueError, match="max_len=20"):
         tied(torch.zeros(1, 21, dtype=torch.long), torch.zeros(1, 3, dtype=torch.long))
@@ -203,5 +203,5 @@ def test_rnn_seq2seq_shapes_alignment_and_padding(attention):
         assert alignment[2, :, 2:].abs().max() == 0
     changed = src.masked_fill(~src_mask, 9)
     torch.testing.assert_close(model(changed, tgt, src_mask), logits, atol=1e-5, rtol=1e-4)
-    last = model.decode(tgt, model.encode(src, src_mask), src_mask, last_only=True)
-    torch.testing.assert_close(last[:, 0], logits[:, -1], atol=1e-5, rtol=1e-4)
+    decoded = model.decode(tgt, model.encode(src, src_mask), src_mask)  # (b, tt, V), as forward
+    torch.testing.assert_close(decoded, logits, atol=1e-5, rtol=1e-4)

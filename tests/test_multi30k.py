@@ -34,7 +34,7 @@ TINY = {
     ),
     "val": (["A dog."], ["Ein Hund."]),
     "test_2016_flickr": (["The cat danced."], ["Die Katze tanzte."]),
-}  # fmt: skip
+}
 
 
 def tiny_files() -> dict[str, bytes]:
@@ -164,26 +164,28 @@ def test_batches_cover_every_pair_once_within_the_token_budget(tiny_mirror):
         )
 
 
+def two_pairs() -> dict[str, torch.Tensor]:
+    """A batch of two sentence pairs: sources of 3 and 1 tokens, targets ``<s> 11 12 </s>`` and ``<s> 13 </s>``."""
+    targets = [torch.tensor([BOS_ID, 11, 12, EOS_ID]), torch.tensor([BOS_ID, 13, EOS_ID])]
+    return collate([torch.tensor([7, 8, 9]), torch.tensor([5])], targets)
+
+
 def test_collate_shifts_targets_for_teacher_forcing():
-    batch = collate(
-        [torch.tensor([7, 8, 9]), torch.tensor([5])], [torch.tensor([2, 11, 12, 3]), torch.tensor([2, 13, 3])]
-    )
+    batch = two_pairs()
     assert batch["src"].tolist() == [[7, 8, 9], [5, 0, 0]]
     assert batch["src_padding_mask"].tolist() == [[True] * 3, [True, False, False]]
-    assert batch["tgt_in"].tolist() == [[2, 11, 12], [2, 13, 3]]
-    assert batch["tgt_out"].tolist() == [[11, 12, 3], [13, 3, 0]]
+    assert batch["tgt_in"].tolist() == [[BOS_ID, 11, 12], [BOS_ID, 13, EOS_ID]]  # (</s> as padding, unread)
+    assert batch["tgt_out"].tolist() == [[11, 12, EOS_ID], [13, EOS_ID, PAD_ID]]
     assert batch["tgt_padding_mask"].tolist() == [[True] * 3, [True, True, False]]
 
 
 def test_translation_loss_ignores_padding_and_smooths_labels():
     torch.manual_seed(0)
-    model = EncoderDecoder(src_vocab_size=20, tgt_vocab_size=20, emb=8, heads=2, encoder_depth=1, decoder_depth=1,
-                           dropout=0.0, max_len=10)  # fmt: skip
-    batch = collate(
-        [torch.tensor([7, 8, 9]), torch.tensor([5])], [torch.tensor([2, 11, 12, 3]), torch.tensor([2, 13, 3])]
-    )
+    sizes = dict(emb=8, heads=2, encoder_depth=1, decoder_depth=1, dropout=0.0, max_len=10)
+    model = EncoderDecoder(src_vocab_size=20, tgt_vocab_size=20, **sizes)
+    batch = two_pairs()
     plain = translation_loss(model, batch, label_smoothing=0.0)
-    logits = model(batch["src"], batch["tgt_in"], batch["src_padding_mask"], batch["tgt_padding_mask"])
+    logits = model(batch["src"], batch["tgt_in"], batch["src_padding_mask"])
     real = batch["tgt_padding_mask"]
     expected = torch.nn.functional.cross_entropy(logits[real], batch["tgt_out"][real])
     torch.testing.assert_close(plain, expected)

@@ -79,6 +79,27 @@ def test_runs_build_the_model_configs():
     assert profiles.get_profile("gpu").enwik8.model == GeneratorConfig()  # the blog's model
 
 
+def test_modern_runs_hold_bert_and_train_configs():
+    from fromscratch.models.bert import BertConfig
+    from fromscratch.tokenizers.special import WORD_SPECIALS
+    from fromscratch.training import TrainConfig
+
+    for name in profiles.PROFILE_NAMES:
+        run = profiles.get_profile(name).modern
+        assert isinstance(run.bert, BertConfig)
+        assert isinstance(run.pretraining, TrainConfig) and isinstance(run.finetuning, TrainConfig)
+        assert run.bert.vocab_size == run.vocab_words + len(WORD_SPECIALS) + 1  # [MASK] is the last id
+        assert run.pretraining.steps and run.finetuning.epochs and run.pretrain_len <= run.bert.max_len
+    cpu = profiles.get_profile("cpu").modern  # the sizes 10.6's measured numbers were taken with
+    assert (cpu.bert.emb, cpu.bert.heads, cpu.bert.depth, cpu.bert.max_len) == (64, 4, 2, 512)
+    assert (cpu.pretraining.steps, cpu.pretraining.lr, cpu.finetuning.epochs, cpu.finetuning.lr) == (
+        1_800,
+        2e-3,
+        1,
+        1e-3,
+    )
+
+
 def test_translation_schedules_are_the_keywords_of_train_for_minutes():
     import inspect
 

@@ -32,7 +32,7 @@ def test_classifier_mean_pooling_post_norm_learned_positions():
 
 def test_classifier_cls_pooling_pre_norm_sinusoids():
     expected = torch.tensor([[-0.420847, 0.331011, 1.185363], [-0.207467, -0.354892, 1.083136]])
-    model = classifier(pooling="cls", norm="pre", positions="encoding")
+    model = classifier(pooling="cls", norm="pre", positions="sinusoidal")
     torch.testing.assert_close(model(TOKENS), expected, **PIN)
 
 

@@ -3,8 +3,10 @@
 - :mod:`~fromscratch.attention.core`: ``basic_self_attention`` (ch. 02), ``scaled_dot_product_attention``
   (ch. 03) and ``SelfAttention`` (ch. 04: multi-head; self and cross attention; the KV cache);
 - :mod:`~fromscratch.attention.masks`: ``causal_mask``, ``padding_mask`` and their checks (True = may attend);
+  ``local_mask`` (a grid of patches) and ``graph_mask`` (an adjacency matrix), ch. 13;
 - :mod:`~fromscratch.attention.positions`: position vectors added to embeddings (learned, sinusoidal, ch. 05)
-  and positions inside attention (RoPE, ALiBi, relative offsets, ch. 11);
+  and positions inside attention (RoPE, ALiBi, relative offsets, ch. 11); image patches and 2-D
+  positions (ch. 13);
 - :mod:`~fromscratch.attention.cache`: the caller-owned ``KVCache`` (ch. 11);
 - :mod:`~fromscratch.attention.sparse`: Child et al.'s strided and fixed patterns (ch. 11).
 
@@ -24,19 +26,24 @@ from fromscratch.attention.masks import (
     check_attn_mask,
     check_mask,
     check_padding_mask,
+    graph_mask,
+    local_mask,
     padding_mask,
 )
 from fromscratch.attention.positions import (
     ALiBi,
+    GridPositionEmbedding,
     PositionEmbedding,
     PositionEncoding,
     RotaryEmbedding,
     alibi_bias,
     alibi_slopes,
     check_length,
+    patchify,
     relative_offsets,
     rotate,
     sinusoidal_encoding,
+    unpatchify,
 )
 from fromscratch.attention.sparse import PATTERNS, dense_sparse_attention, sparse_attention, sparse_mask
 
@@ -45,6 +52,7 @@ __all__ = [
     "PATTERNS",
     "ALiBi",
     "ChunkedLinear",
+    "GridPositionEmbedding",
     "KVCache",
     "PositionEmbedding",
     "PositionEncoding",
@@ -59,11 +67,15 @@ __all__ = [
     "check_mask",
     "check_padding_mask",
     "dense_sparse_attention",
+    "graph_mask",
+    "local_mask",
     "padding_mask",
+    "patchify",
     "relative_offsets",
     "rotate",
     "scaled_dot_product_attention",
     "sinusoidal_encoding",
     "sparse_attention",
     "sparse_mask",
+    "unpatchify",
 ]

@@ -29,6 +29,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from fromscratch.attention.cache import KVCache
+from fromscratch.attention.grouped import check_kv_heads, expand_kv_heads
 from fromscratch.attention.masks import (
     causal_mask,
     check_attn_mask,
@@ -139,6 +140,9 @@ class SelfAttention(nn.Module):
     use biases); ``unify_heads`` has one.
 
     ``causal=True`` lets position ``i`` attend to positions ``<= i`` only (chapter 07).
+    Chapter 14: ``kv_heads`` (dividing ``heads``; standard heads only) key/value heads shared by groups
+    of query heads (grouped-query attention, :mod:`~fromscratch.attention.grouped`), and
+    ``out_bias=False`` drops ``unify_heads``' bias (Llama has no biases).
     """
 
     def __init__(
@@ -149,6 +153,8 @@ class SelfAttention(nn.Module):
         *,
         causal: bool = False,
         qkv_bias: bool = False,
+        kv_heads: int | None = None,
+        out_bias: bool = True,
     ) -> None:
         super().__init__()
         if kind not in KINDS:
@@ -161,6 +167,10 @@ class SelfAttention(nn.Module):
                 f"Pick heads dividing emb, or kind='wide'."
             )
         self.emb, self.heads, self.kind, self.causal = emb, heads, kind, causal
+        self.kv_heads = heads if kv_heads is None else kv_heads  # hk: key/value heads (chapter 14)
+        check_kv_heads(heads, self.kv_heads)
+        if self.kv_heads != heads and kind != "standard":
+            raise ValueError(f"kv_heads={self.kv_heads} < heads={heads} needs kind='standard', got {kind!r}.")
         self.head_dim = emb if kind == "wide" else emb // heads  # d: the width of one head
         inner = self.head_dim * heads  # e·h for wide, e otherwise
         if kind == "narrow":
@@ -169,12 +179,13 @@ class SelfAttention(nn.Module):
             self.to_queries, self.to_keys, self.to_values = (ChunkedLinear(emb, heads) for _ in range(3))
         else:
             self.to_queries = nn.Linear(emb, inner, bias=qkv_bias)
-            self.to_keys = nn.Linear(emb, inner, bias=qkv_bias)
-            self.to_values = nn.Linear(emb, inner, bias=qkv_bias)
-        self.unify_heads = nn.Linear(inner, emb)
+            self.to_keys = nn.Linear(emb, self.head_dim * self.kv_heads, bias=qkv_bias)
+            self.to_values = nn.Linear(emb, self.head_dim * self.kv_heads, bias=qkv_bias)
+        self.unify_heads = nn.Linear(inner, emb, bias=out_bias)
 
     def extra_repr(self) -> str:
-        return f"emb={self.emb}, heads={self.heads}, kind={self.kind!r}, causal={self.causal}"
+        grouped = f", kv_heads={self.kv_heads}" if self.kv_heads != self.heads else ""
+        return f"emb={self.emb}, heads={self.heads}{grouped}, kind={self.kind!r}, causal={self.causal}"
 
     def _mask(
         self,
@@ -250,7 +261,7 @@ class SelfAttention(nn.Module):
         if x.dim() != 3 or x.size(-1) != self.emb:
             raise ValueError(f"x must have shape (b, t, e) with e={self.emb}, got {tuple(x.shape)}.")
         b, t, e = x.shape
-        h, d = self.heads, self.head_dim
+        h, d, hk = self.heads, self.head_dim, self.kv_heads
         source = x if context is None else context  # where keys and values come from: (b, tk, e)
         if context is not None:
             if context.dim() != 3 or context.size(0) != b or context.size(-1) != self.emb:
@@ -271,23 +282,25 @@ class SelfAttention(nn.Module):
         if context is not None and cache is not None and len(cache):
             k, v = cache.keys, cache.values  # the context's (b, h, tk, d), projected on the first step
         else:
-            k = self.to_keys(source).view(b, tk, h, d).transpose(1, 2)  # (b, h, tk, d)
-            v = self.to_values(source).view(b, tk, h, d).transpose(1, 2)  # (b, h, tk, d)
+            k = self.to_keys(source).view(b, tk, hk, d).transpose(1, 2)  # (b, hk, tk, d)
+            v = self.to_values(source).view(b, tk, hk, d).transpose(1, 2)  # (b, hk, tk, d)
             if rotary is not None:
                 q, k = rotary(q, offset=past), rotary(k, offset=past)  # (b, h, t, d), (b, h, tk, d)
             if cache is not None:
-                k, v = cache.append(k, v)  # (b, h, past + t, d): the whole prefix (or the context)
+                k, v = cache.append(k, v)  # (b, hk, past + t, d): the whole prefix (or the context)
         tk = k.size(2)
+        gqa = {"enable_gqa": True} if hk != h else {}  # the fused kernel shares the hk heads itself
 
         if return_attention:
+            k, v = expand_kv_heads(k, h // hk), expand_kv_heads(v, h // hk)  # (b, h, tk, d)
             out, weights = scaled_dot_product_attention(
                 q, k, v, mask, bias=bias
             )  # (b, h, t, d), (b, h, t, tk)
             assert weights.shape == (b, h, t, tk)
         elif bias is None and (mask is None or only_causal):
-            out = F.scaled_dot_product_attention(q, k, v, is_causal=only_causal)  # (b, h, t, d)
+            out = F.scaled_dot_product_attention(q, k, v, is_causal=only_causal, **gqa)  # (b, h, t, d)
         elif mask is None:
-            out = F.scaled_dot_product_attention(q, k, v, attn_mask=bias.to(q.dtype))  # (b, h, t, d)
+            out = F.scaled_dot_product_attention(q, k, v, attn_mask=bias.to(q.dtype), **gqa)  # (b, h, t, d)
         else:
             # Depending on version and backend, the fused kernel may return NaN for a query with no
             # allowed key: let such rows see every key, then zero their output (and its gradient).
@@ -295,7 +308,7 @@ class SelfAttention(nn.Module):
             allowed = mask | ~has_key  # (b|1, h|1, t, tk)
             if bias is not None:  # one float mask: the bias where allowed, -inf elsewhere
                 allowed = torch.where(allowed, bias.to(q.dtype), float("-inf"))  # (b|h|1.., t, tk)
-            out = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed)  # (b, h, t, d)
+            out = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed, **gqa)  # (b, h, t, d)
             out = out.masked_fill(~has_key, 0.0)
 
         out = out.transpose(1, 2).reshape(b, t, h * d)  # (b, t, h·d): heads side by side

@@ -18,6 +18,10 @@ embedding: learned (:class:`PositionEmbedding`, the blog's choice) or fixed sinu
 (:class:`PositionEncoding`, Vaswani et al. 2017). :class:`TransformerStack` assembles token
 embedding, positions and blocks; the classifier (ch. 06) and the generator (ch. 07) are built on it.
 
+Chapter 14 makes the block's parts options, so one block is GPT-2's or Llama's by its arguments:
+``norm_kind`` ("layer" or "rms", :mod:`~fromscratch.blocks.norms`), ``feedforward`` ("mlp" or
+"swiglu", :mod:`~fromscratch.blocks.feedforward`), ``bias`` and ``kv_heads`` (grouped-query attention).
+
 Shape legend: ``b`` batch, ``t`` length, ``e`` embedding, ``h`` heads, ``V`` vocabulary.
 """
 
@@ -38,36 +42,14 @@ from fromscratch.attention import (
     SelfAttention,
     check_length,
 )
+from fromscratch.blocks.feedforward import ACTIVATIONS, FeedForward, make_feedforward
+from fromscratch.blocks.norms import make_norm
 
 NORMS = ("post", "pre")
-POSITIONS = ("embedding", "encoding", "rope", "alibi", None)  # rope, alibi: inside attention (chapter 11)
-ACTIVATIONS = {"relu": nn.ReLU, "gelu": nn.GELU}  # the blog's and Vaswani et al.'s; BERT's and GPT's
+POSITIONS = ("learned", "sinusoidal", "rope", "alibi", None)  # rope, alibi: inside attention (chapter 11)
 
 
-# --- the parts of a block --------------------------------------------------------------------------
-class FeedForward(nn.Module):
-    """The position-wise feed-forward network: one small MLP applied to every position alone.
-
-    ``FFN(x) = relu(x W1 + b1) W2 + b2`` with a hidden layer ``ff_mult`` times wider than ``e``
-    (the blog and Vaswani et al.: 4). ``activation="gelu"`` (the exact, erf-based GELU) replaces
-    the ReLU, as in BERT. x: ``(b, t, e)`` -> ``(b, t, e)``.
-    """
-
-    def __init__(self, emb: int, ff_mult: int = 4, dropout: float = 0.0, *, activation: str = "relu") -> None:
-        super().__init__()
-        if activation not in ACTIVATIONS:
-            raise ValueError(f"activation must be one of {', '.join(ACTIVATIONS)}; got {activation!r}.")
-        self.net = nn.Sequential(
-            nn.Linear(emb, ff_mult * emb),
-            ACTIVATIONS[activation](),
-            nn.Dropout(dropout),
-            nn.Linear(ff_mult * emb, emb),
-        )
-
-    def forward(self, x: Tensor) -> Tensor:
-        return self.net(x)  # (b, t, e)
-
-
+# --- the block (its feed-forward and norms: blocks.feedforward, blocks.norms) ----------------------
 class TransformerBlock(nn.Module):
     """Self-attention and a feed-forward, each with a residual connection and a LayerNorm (ch. 05).
 
@@ -76,6 +58,13 @@ class TransformerBlock(nn.Module):
     it is added to the residual stream. ``causal=True`` hides later positions (chapter 07).
     ``kind`` and ``qkv_bias`` go to :class:`~fromscratch.attention.SelfAttention`, ``activation``
     to :class:`FeedForward`; ``norm_eps`` is the LayerNorms' epsilon (BERT: 1e-12).
+
+    Chapter 14's options (the defaults are the block above): ``norm_kind="rms"`` (RMSNorm instead of
+    LayerNorm), ``feedforward="swiglu"`` (SwiGLU, ``hidden`` wide; the MLP is ``hidden`` wide too when
+    given), ``bias=False`` (no bias in ``unify_heads`` and the feed-forward; the query/key/value biases
+    follow ``qkv_bias``), ``kv_heads`` (grouped-query attention). GPT-2's block is
+    ``norm="pre", qkv_bias=True, activation="gelu"``; Llama's adds ``norm_kind="rms",
+    feedforward="swiglu", bias=False, kv_heads=...``.
     """
 
     def __init__(
@@ -91,15 +80,23 @@ class TransformerBlock(nn.Module):
         qkv_bias: bool = False,
         activation: str = "relu",
         norm_eps: float = 1e-5,
+        norm_kind: str = "layer",
+        feedforward: str = "mlp",
+        hidden: int | None = None,
+        bias: bool = True,
+        kv_heads: int | None = None,
     ) -> None:
         super().__init__()
         if norm not in NORMS:
             raise ValueError(f"norm must be 'post' (the blog's block) or 'pre' (GPT-2's); got {norm!r}.")
         self.norm = norm
-        self.attention = SelfAttention(emb, heads, kind=kind, causal=causal, qkv_bias=qkv_bias)
-        self.norm1 = nn.LayerNorm(emb, eps=norm_eps)
-        self.norm2 = nn.LayerNorm(emb, eps=norm_eps)
-        self.ff = FeedForward(emb, ff_mult, dropout, activation=activation)
+        self.attention = SelfAttention(
+            emb, heads, kind=kind, causal=causal, qkv_bias=qkv_bias, kv_heads=kv_heads, out_bias=bias
+        )
+        self.norm1 = make_norm(norm_kind, emb, norm_eps)
+        self.norm2 = make_norm(norm_kind, emb, norm_eps)
+        hidden = ff_mult * emb if hidden is None else hidden  # the feed-forward's inner width
+        self.ff = make_feedforward(feedforward, emb, hidden, dropout, activation=activation, bias=bias)
         self.dropout = nn.Dropout(dropout)
 
     def forward(
@@ -140,7 +137,7 @@ class TransformerStack(nn.Module):
     """Token embedding + positions + ``depth`` transformer blocks: ids ``(b, t)`` -> vectors ``(b, t, e)``.
 
     The shared body of the classifier (chapter 06) and the generator (chapter 07).
-    positions: "embedding" (learned), "encoding" (sinusoidal) or None (the stack is then
+    positions: "learned", "sinusoidal" or None (the stack is then
     permutation equivariant); chapter 11 adds "rope" (queries and keys rotated in every block) and
     "alibi" (a distance penalty on every block's scores), which add nothing to the embeddings.
     With norm="pre" a final LayerNorm follows the last block.
@@ -160,7 +157,7 @@ class TransformerStack(nn.Module):
         heads: int,
         depth: int,
         max_len: int,
-        positions: str | None = "embedding",
+        positions: str | None = "learned",
         ff_mult: int = 4,
         dropout: float = 0.0,
         norm: str = "post",
@@ -178,8 +175,8 @@ class TransformerStack(nn.Module):
         self.max_len = max_len
         self.token_embedding = nn.Embedding(vocab_size, emb)
         self.positions = (
-            {"embedding": PositionEmbedding, "encoding": PositionEncoding}[positions](max_len, emb)
-            if positions in ("embedding", "encoding")
+            {"learned": PositionEmbedding, "sinusoidal": PositionEncoding}[positions](max_len, emb)
+            if positions in ("learned", "sinusoidal")
             else None
         )
         head_dim = emb if kind == "wide" else emb // heads

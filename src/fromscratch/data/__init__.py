@@ -4,6 +4,7 @@
 ``batching`` (padded, length-bucketed batches) used by ``imdb`` (chapter 06), and ``enwik8`` (chapter 07).
 """
 
+from fromscratch.data.mnist import FILES as MNIST_FILES  # chapter 13: registers MNIST, Fashion-MNIST
 from fromscratch.data.multi30k import MULTI30K  # chapter 09: registers the Multi30k archive
 from fromscratch.data.pretrained import PRETRAINED  # chapter 10: registers GPT-2's BPE, MiniLM, GPT-2 124M
 from fromscratch.data.registry import (
@@ -26,6 +27,7 @@ __all__ = [
     "ENWIK8",
     "ENWIK8_PREFIX",
     "MOVIELENS_100K",
+    "MNIST_FILES",
     "MULTI30K",
     "PRETRAINED",
     "REGISTRY",

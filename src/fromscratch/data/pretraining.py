@@ -20,7 +20,8 @@ import torch
 from fromscratch.data.batching import bucketed_batches, pad_batch
 from fromscratch.data.masking import mask_tokens
 from fromscratch.data.registry import ACL_IMDB, cache_dir, extract
-from fromscratch.tokenizers.words import CLS, PAD, UNK, Vocab, tokenize
+from fromscratch.tokenizers.special import CLS, PAD, UNK
+from fromscratch.tokenizers.words import Vocab, tokenize
 
 CACHE_VERSION = 1
 
@@ -87,7 +88,9 @@ class MaskedBatches:
 
     Each sequence gets ``<cls>`` in front (cut to ``max_len``). Each batch is a dict: ``tokens (b, t)``
     (the corrupted input), ``padding_mask (b, t)`` and ``labels (b, t)`` (the original id where the
-    model is scored, -100 elsewhere); see :func:`fromscratch.data.masking.mask_tokens`.
+    model is scored, ``IGNORE`` = -100 elsewhere); see :func:`fromscratch.data.masking.mask_tokens`.
+    ``<pad>`` and ``<cls>`` are never chosen; ``mask_id`` is ``[MASK]``, the id after the vocabulary's
+    last, and random replacements are drawn from ``0..vocab_size-1`` (never ``[MASK]`` itself).
     """
 
     def __init__(

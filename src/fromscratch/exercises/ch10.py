@@ -29,10 +29,9 @@ from torch import Tensor
 from fromscratch import exercises
 from fromscratch.models.classifier import mean_over_tokens
 from fromscratch.tokenizers import merge
+from fromscratch.tokenizers.special import IGNORE
 
 __all__ = ["check_mask_tokens", "check_merge", "check_sentence_embedding"]
-
-IGNORE = -100
 
 
 def check_merge(candidate: Callable[[list[int], tuple[int, int], int], list[int]]) -> bool | None:

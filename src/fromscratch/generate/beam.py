@@ -16,9 +16,10 @@ to occur twice, the cure for the loops ("ein Mann ein Mann ein Mann ...") that a
 falls into.
 
 The model needs three methods: ``encode(src (b, ts), src_padding_mask (b, ts)) -> memory`` (a tensor
-or a tuple of tensors with the batch first), ``new_cache()`` and ``decode(new_tokens (b, 1), memory,
-src_padding_mask, last_only=True, cache=cache) -> logits (b, 1, V)``: each step feeds only the token
-just chosen, and the cache remembers the rest (the transformer's keys and values, the RNN's state).
+or a tuple of tensors with the batch first), ``new_cache()`` and ``decode(tgt_in (b, tt), memory,
+src_padding_mask, cache=cache) -> logits (b, tt, V)``, one row per position of ``tgt_in``: each step
+feeds only the token just chosen (``tt = 1``), and the cache remembers the rest (the transformer's keys
+and values, the RNN's state).
 When the beam reorders its hypotheses, every part of the cache with a ``select(rows)`` method follows.
 :class:`~fromscratch.models.EncoderDecoder` and the RNN baselines have all three.
 """
@@ -63,7 +64,8 @@ def detokenize(tokenizer, ids: list[int]) -> str:
 
 
 def block_repeats(logits: Tensor, prefix: Tensor, n: int) -> Tensor:
-    """Forbid tokens that would repeat an ``n``-gram already in ``prefix``: logits ``(B, V)``, prefix ``(B, t)``.
+    """Forbid tokens that would repeat an ``n``-gram already in ``prefix``: logits ``(B, V)``, prefix
+    ``(B, t)``.
 
     Where the last ``n - 1`` tokens occurred earlier, the token that followed them then gets ``-inf``.
     """
@@ -116,20 +118,16 @@ def beam_search(
         finished = torch.zeros(b * k, dtype=torch.bool, device=src.device)
         lengths = torch.zeros(b * k, dtype=torch.long, device=src.device)  # tokens before </s> (or the cut)
         for _ in range(int(limit.max())):
-            logits = model.decode(tokens[:, -1:], memory, mask, last_only=True, cache=cache)[
-                :, -1
-            ].float()  # (b·k, V)
-            logp = torch.log_softmax(
-                block_repeats(logits, tokens[:, 1:], no_repeat_ngram), dim=-1
-            )  # (b·k, V)
+            logits = model.decode(tokens[:, -1:], memory, mask, cache=cache)[:, -1].float()  # (b·k, V)
+            logits = block_repeats(logits, tokens[:, 1:], no_repeat_ngram)  # repeats get -inf
+            logp = torch.log_softmax(logits, dim=-1)  # (b·k, V)
             V = logp.size(1)
             logp[finished] = float("-inf")
             logp[finished, PAD_ID] = 0.0  # a finished hypothesis only extends by <pad>, at no cost
             candidates = (scores[:, None] + logp).view(b, k * V)  # (b, k·V)
             best, index = candidates.topk(k, dim=1)  # (b, k)
-            origin = (
-                index // V + torch.arange(b, device=src.device)[:, None] * k
-            ).flatten()  # (b·k,) parent rows
+            first_row = torch.arange(b, device=src.device)[:, None] * k  # (b, 1): each sentence's first row
+            origin = (index // V + first_row).flatten()  # (b·k,): the row each new hypothesis extends
             token = (index % V).flatten()  # (b·k,)
             tokens = torch.cat([tokens[origin], token[:, None]], dim=1)  # (b·k, step + 2)
             _select_cache(cache, origin)  # each row's cache follows its hypothesis
@@ -164,9 +162,9 @@ def translate(
 
     ``tokenizer`` is the ``tokenizers.Tokenizer`` the model was trained with. Sentences are batched
     by length; ``beam_size`` and ``options`` go to :func:`beam_search`. Control characters in an
-    output (an undertrained byte-level model can write any byte) become "\ufffd". The empty sentence translates
-    to the empty string; a sentence longer than the model's ``max_len`` tokens raises a ValueError
-    that names the limit.
+    output (an undertrained byte-level model can write any byte) become "\ufffd". The empty sentence
+    translates to the empty string; a sentence longer than the model's ``max_len`` tokens raises a
+    ValueError that names the limit.
     """
     single = isinstance(sentences, str)
     sentences = [sentences] if single else list(sentences)

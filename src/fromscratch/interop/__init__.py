@@ -7,7 +7,8 @@ One module per library whose models we compare with:
   Face's ``BertLayer`` (chapters 04-05).
 - :mod:`fromscratch.interop.transformer`: ``EncoderDecoder`` <-> ``nn.Transformer`` (chapter 09).
 - :mod:`fromscratch.interop.huggingface`: whole BERT and GPT-2 models, ``from_hf``, ``load_bert``,
-  ``load_gpt2`` (chapter 10).
+  ``load_gpt2`` (chapter 10); :mod:`fromscratch.interop.minilm`: ``hf_minilm``, Hugging Face's twin of
+  the MiniLM that ``load_bert`` loads (chapter 10 and the tests).
 """
 
 from fromscratch.interop.huggingface import StateDictMismatch, from_hf, load_bert, load_gpt2  # chapter 10

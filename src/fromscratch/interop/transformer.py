@@ -111,7 +111,7 @@ def transformer_logits(
     """Our embeddings -> ``twin``'s stacks -> our output layer: logits ``(b, tt, V)``.
 
     Masks are ours (True = real token); they are inverted for ``nn.Transformer``. In eval mode this
-    equals ``model(src, tgt_in, src_padding_mask, tgt_padding_mask)`` at every real target position.
+    equals ``model(src, tgt_in, src_padding_mask)`` at every real target position.
     """
     x = model._embed(src, model.src_embedding, model.src_positions, "src")  # (b, ts, e)
     y = model._embed(tgt_in, model.tgt_embedding, model.tgt_positions, "tgt_in")  # (b, tt, e)

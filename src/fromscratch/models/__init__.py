@@ -21,6 +21,7 @@ from fromscratch.models.bert import (
     BertForPretraining,
 )  # chapter 10
 from fromscratch.models.classifier import POOLINGS, Classifier, ClassifierConfig, mean_over_tokens
+from fromscratch.models.cnn import CNN, CNNConfig  # chapter 13
 from fromscratch.models.encoder_decoder import (
     DecoderBlock,
     EncoderDecoder,
@@ -28,13 +29,16 @@ from fromscratch.models.encoder_decoder import (
 )  # chapter 09
 from fromscratch.models.generator import Generator, GeneratorConfig
 from fromscratch.models.gpt2 import GPT2, GPT2Config  # chapter 10
+from fromscratch.models.llama import Llama, LlamaConfig  # chapter 14
 from fromscratch.models.rnn_seq2seq import RNNSeq2Seq, RNNSeq2SeqConfig  # chapter 09
+from fromscratch.models.sets import DeepSets, SetConfig, SetTransformer  # chapter 13
 from fromscratch.models.sequence_classifier import (
     SequenceClassifier,
     SequenceClassifierConfig,
     hidden_for_budget,
 )
 from fromscratch.models.transformer_xl import TransformerXL, TransformerXLConfig  # chapter 11
+from fromscratch.models.vision import ImageQuestion, ImageQuestionConfig, ViT, ViTConfig  # chapter 13
 
 __all__ = [
     "POOLINGS",
@@ -44,6 +48,8 @@ __all__ = [
     "BertForPretraining",
     "GPT2",
     "GPT2Config",
+    "Llama",
+    "LlamaConfig",
     "Classifier",
     "ClassifierConfig",
     "DecoderBlock",
@@ -59,4 +65,13 @@ __all__ = [
     "TransformerXL",
     "TransformerXLConfig",
     "mean_over_tokens",
+    "CNN",  # chapter 13
+    "CNNConfig",
+    "DeepSets",
+    "ImageQuestion",
+    "ImageQuestionConfig",
+    "SetConfig",
+    "SetTransformer",
+    "ViT",
+    "ViTConfig",
 ]

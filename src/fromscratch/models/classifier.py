@@ -32,7 +32,7 @@ class ClassifierConfig:
     depth: int = 6  # transformer blocks (blog: 6)
     max_len: int = 512  # longest input in tokens (blog: 512)
     pooling: str = "mean"  # "mean" over the real tokens (blog) or "cls": the output at position 0 (BERT)
-    positions: str | None = "embedding"  # "embedding" (learned, blog), "encoding" (sinusoids) or None
+    positions: str | None = "learned"  # "learned" (blog), "sinusoidal" or None
     ff_mult: int = 4  # feed-forward hidden width = ff_mult * e (blog: 4)
     dropout: float = 0.0  # after the embeddings and each sub-layer (blog: 0.0)
     norm: str = "post"  # "post": normalise after each residual sum (blog), "pre": before each sub-layer

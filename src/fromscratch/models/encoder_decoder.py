@@ -31,8 +31,9 @@ from fromscratch.attention.cache import KVCache
 from fromscratch.blocks import FeedForward, TransformerBlock
 from fromscratch.models.config import resolve_config
 from fromscratch.models.pool_dropout import use_pool_dropout
+from fromscratch.tokenizers.special import PAD
 
-POSITION_KINDS = {"encoding": PositionEncoding, "embedding": PositionEmbedding}
+POSITION_KINDS = {"sinusoidal": PositionEncoding, "learned": PositionEmbedding}
 
 
 @dataclass(frozen=True)
@@ -49,10 +50,10 @@ class EncoderDecoderConfig:
     dropout: float = 0.1  # after embeddings and each sub-layer (base: 0.1)
     norm: str = "post"  # "post" (Vaswani et al.) or "pre" (then a final LayerNorm ends each stack)
     max_len: int = 128  # longest source or target in tokens (and learned positions)
-    positions: str = "encoding"  # "encoding": sinusoidal (Vaswani et al.), "embedding": learned
+    positions: str = "sinusoidal"  # "sinusoidal" (Vaswani et al.) or "learned"
     share_embeddings: bool = True  # one token embedding for source and target (a joint vocabulary)
     tie_output: bool = True  # the output layer reuses the target embedding matrix (Press & Wolf 2017)
-    pad_id: int = 0  # the <pad> token: its embedding starts at zero
+    pad_id: int = PAD  # the <pad> token (tokenizers.special: 0): its embedding starts at zero
     pool_dropout: bool = False  # cheaper dropout masks for CPU training (models.pool_dropout)
 
 
@@ -88,7 +89,8 @@ class DecoderBlock(nn.Module):
     ):
         """x: decoder states ``(b, tt, e)``; memory: the encoder's output ``(b, ts, e)``;
         ``padding_mask (b, tt)`` and ``memory_padding_mask (b, ts)`` are True at real tokens.
-        ``cache``: (self-attention's, cross-attention's) :class:`KVCache`; ``x`` then holds only the new positions.
+        ``cache``: (self-attention's, cross-attention's) :class:`KVCache`; ``x`` then holds only the new
+        positions.
         Returns ``(b, tt, e)``, or ``(out, self_weights (b, h, tt, tt), cross_weights (b, h, tt, ts))``."""
         pre = self.norm == "pre"
         self_cache, cross_cache = cache if cache is not None else (None, None)
@@ -165,7 +167,8 @@ class EncoderDecoder(nn.Module):
     def _embed(
         self, tokens: Tensor, table: nn.Embedding, positions: nn.Module, name: str, offset: int = 0
     ) -> Tensor:
-        """Token vectors times sqrt(e) plus the vectors of positions ``offset .. offset + t - 1``: ``(b, t, e)``."""
+        """Token vectors times sqrt(e) plus the vectors of positions ``offset .. offset + t - 1``:
+        ``(b, t, e)``."""
         if tokens.dim() != 2:
             raise ValueError(
                 f"{name} must have shape (b, t), got {tuple(tokens.shape)}; add a batch dimension."
@@ -179,7 +182,8 @@ class EncoderDecoder(nn.Module):
         return [(KVCache(), KVCache()) for _ in self.decoder]
 
     def encode(self, src: Tensor, src_padding_mask: Tensor | None = None, *, return_attention: bool = False):
-        """src: int ``(b, ts)``. Returns the memory ``(b, ts, e)`` (and a list of ``(b, h, ts, ts)`` weights)."""
+        """src: int ``(b, ts)``. Returns the memory ``(b, ts, e)`` (and a list of ``(b, h, ts, ts)``
+        weights)."""
         x = self._embed(src, self.src_embedding, self.src_positions, "src")
         weights = []
         for block in self.encoder:
@@ -196,23 +200,22 @@ class EncoderDecoder(nn.Module):
         tgt_in: Tensor,
         memory: Tensor,
         src_padding_mask: Tensor | None = None,
-        tgt_padding_mask: Tensor | None = None,
         *,
         return_attention: bool = False,
-        last_only: bool = False,
         cache: list[tuple[KVCache, KVCache]] | None = None,
     ):
-        """tgt_in: int ``(b, tt)`` (``<s>`` first); memory ``(b, ts, e)``. Returns logits ``(b, tt, V)``
-        (and lists of decoder self- ``(b, h, tt, tt)`` and cross-attention ``(b, h, tt, ts)`` weights).
-        ``last_only=True``: logits of the last position only, ``(b, 1, V)`` (what decoding needs).
-        ``cache`` (from :meth:`new_cache`, filled by earlier calls): ``tgt_in`` holds only the tokens
-        after those already cached, and the self-attention weights cover only the new queries."""
+        """tgt_in: int ``(b, tt)`` (``<s>`` first); memory ``(b, ts, e)``. Returns logits ``(b, tt, V)``, one
+        row per position of ``tgt_in`` (and lists of decoder self- ``(b, h, tt, tt)`` and cross-attention
+        ``(b, h, tt, ts)`` weights). ``cache`` (from :meth:`new_cache`, filled by earlier calls): ``tgt_in``
+        holds only the tokens after those already cached (one, when decoding), and the logits and the
+        self-attention weights cover only those new positions.
+
+        No target padding mask: target padding sits at the end, after every real token, so the causal
+        mask already hides it from every real position (and its own outputs are never scored); leaving
+        it out lets the decoder's self-attention take the fast causal kernel."""
         past = len(cache[0][0]) if cache is not None else 0  # target positions already decoded
         x = self._embed(tgt_in, self.tgt_embedding, self.tgt_positions, "tgt_in", offset=past)
         self_weights, cross_weights = [], []
-        # Target padding sits at the end, after every real token, so the causal mask already hides it
-        # from every real position: tgt_padding_mask is accepted but not needed, and leaving it out
-        # lets the decoder's self-attention take the fast causal kernel.
         for i, block in enumerate(self.decoder):
             options = dict(memory_padding_mask=src_padding_mask, cache=None if cache is None else cache[i])
             if return_attention:
@@ -221,8 +224,6 @@ class EncoderDecoder(nn.Module):
                 cross_weights.append(cw)
             else:
                 x = block(x, memory, **options)  # (b, tt, e)
-        if last_only:
-            x = x[:, -1:]  # (b, 1, e)
         logits = self.to_logits(self.decoder_norm(x))  # (b, tt, V)
         return (logits, self_weights, cross_weights) if return_attention else logits
 
@@ -231,19 +232,18 @@ class EncoderDecoder(nn.Module):
         src: Tensor,
         tgt_in: Tensor,
         src_padding_mask: Tensor | None = None,
-        tgt_padding_mask: Tensor | None = None,
+        *,
         return_attention: bool = False,
     ):
-        """src ``(b, ts)``, tgt_in ``(b, tt)``, masks True at real tokens. Returns logits ``(b, tt, V)``, or
-        ``(logits, {"encoder": [...], "decoder": [...], "cross": [...]})`` with one weight tensor per layer."""
+        """src ``(b, ts)``, tgt_in ``(b, tt)``, ``src_padding_mask (b, ts)`` True at real tokens. Returns
+        logits ``(b, tt, V)``, or ``(logits, {"encoder": [...], "decoder": [...], "cross": [...]})`` with one
+        weight tensor per layer. (No target padding mask: see :meth:`decode`.)"""
         if return_attention:
             memory, enc_w = self.encode(src, src_padding_mask, return_attention=True)
-            logits, dec_w, cross_w = self.decode(
-                tgt_in, memory, src_padding_mask, tgt_padding_mask, return_attention=True
-            )
+            logits, dec_w, cross_w = self.decode(tgt_in, memory, src_padding_mask, return_attention=True)
             return logits, {"encoder": enc_w, "decoder": dec_w, "cross": cross_w}
         memory = self.encode(src, src_padding_mask)  # (b, ts, e)
-        return self.decode(tgt_in, memory, src_padding_mask, tgt_padding_mask)  # (b, tt, V)
+        return self.decode(tgt_in, memory, src_padding_mask)  # (b, tt, V)
 
 
 __all__ = ["DecoderBlock", "EncoderDecoder", "EncoderDecoderConfig"]

@@ -20,15 +20,9 @@ from torch import nn
 
 from fromscratch.attention import KVCache
 from fromscratch.attention.sparse import PATTERNS, sparse_mask
-from fromscratch.blocks import TransformerStack
+from fromscratch.blocks import POSITIONS, TransformerStack
 from fromscratch.models.config import resolve_config
 
-POSITIONS = {
-    "learned": "embedding",
-    "sinusoidal": "encoding",
-    "rope": "rope",
-    "alibi": "alibi",
-}  # -> the stack's
 
 
 @dataclass(frozen=True)
@@ -69,8 +63,8 @@ class Generator(nn.Module):
         super().__init__()
         self.config = c = resolve_config(GeneratorConfig, config, fields)
         self.vocab_size, self.context, self.causal = c.vocab_size, c.context, c.causal
-        if c.positions not in POSITIONS:
-            raise ValueError(f"positions must be one of {', '.join(POSITIONS)}; got {c.positions!r}.")
+        if c.positions not in POSITIONS or c.positions is None:
+            raise ValueError(f"positions must be one of {', '.join(p for p in POSITIONS if p)}; got {c.positions!r}.")
         if c.sparsity is not None and c.sparsity not in PATTERNS:
             raise ValueError(
                 f"sparsity must be None (dense) or one of {', '.join(PATTERNS)}; got {c.sparsity!r}."
@@ -81,7 +75,7 @@ class Generator(nn.Module):
             heads=c.heads,
             depth=c.depth,
             max_len=c.context,
-            positions=POSITIONS[c.positions],
+            positions=c.positions,
             ff_mult=c.ff_mult,
             dropout=c.dropout,
             norm=c.norm,

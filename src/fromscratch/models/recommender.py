@@ -9,7 +9,7 @@ with $\\mu$ the mean training rating. Nobody says what the f coordinates mean: t
 that the dot products match the known ratings (Koren, Bell & Volinsky 2009), and they come out
 meaning something anyway. Training minimises the squared error plus an L2 penalty on the vectors
 and biases of the users and movies in each batch, with the course's one training loop
-(:func:`fromscratch.recipes.recommend.fit` calls ``fromscratch.training.train``).
+(chapter 01 calls ``fromscratch.training.train`` with :func:`rating_loss`).
 
 Baselines, from the same class: ``factors=0`` keeps only $\\mu + b_u + b_i$ (user and movie
 biases); ``factors=0, biases=False`` predicts the global mean $\\mu$ for everyone, which is already

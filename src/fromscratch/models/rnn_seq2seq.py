@@ -29,6 +29,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from fromscratch.attention import check_length
 from fromscratch.models.config import resolve_config
+from fromscratch.tokenizers.special import PAD
 
 
 class RecurrentCache:
@@ -42,7 +43,8 @@ class RecurrentCache:
         return self.steps
 
     def select(self, rows: Tensor) -> None:
-        """Keep the sequences ``rows`` ``(b',)``, as :meth:`fromscratch.attention.cache.KVCache.select` (beam search)."""
+        """Keep the sequences ``rows`` ``(b',)``, as :meth:`fromscratch.attention.cache.KVCache.select`
+        does (beam search)."""
         if self.state is not None:
             self.state = self.state.index_select(0, rows)
 
@@ -57,7 +59,7 @@ class RNNSeq2SeqConfig:
     attention: bool = True  # True: Bahdanau attention; False: only the final states (the bottleneck)
     dropout: float = 0.1  # on embeddings and before the output layer
     max_len: int = 128  # longest source or target in tokens
-    pad_id: int = 0  # the <pad> token
+    pad_id: int = PAD  # the <pad> token (tokenizers.special: 0)
 
 
 class RNNSeq2Seq(nn.Module):
@@ -108,15 +110,14 @@ class RNNSeq2Seq(nn.Module):
         tgt_in: Tensor,
         memory,
         src_padding_mask: Tensor | None = None,
-        tgt_padding_mask: Tensor | None = None,
         *,
         return_attention: bool = False,
-        last_only: bool = False,
         cache: RecurrentCache | None = None,
     ):
-        """tgt_in ``(b, tt)`` (``<s>`` first). Returns logits ``(b, tt, V)`` (``(b, 1, V)`` with ``last_only``),
-        and with ``return_attention`` the alignment ``(b, tt, ts)`` (zeros for the bottleneck model).
-        ``cache`` (from :meth:`new_cache`): ``tgt_in`` holds only the tokens after those already read."""
+        """tgt_in ``(b, tt)`` (``<s>`` first). Returns logits ``(b, tt, V)``, one row per position of
+        ``tgt_in``, and with ``return_attention`` the alignment ``(b, tt, ts)`` (zeros for the bottleneck
+        model). ``cache`` (from :meth:`new_cache`): ``tgt_in`` holds only the tokens after those already
+        read. ``src_padding_mask`` is in the memory already; it is taken as every decoder's third argument."""
         check_length(tgt_in.size(1) + (len(cache) if cache is not None else 0), self.max_len)
         states, summary, keys, mask = memory
         resume = cache is not None and cache.state is not None  # go on from where the previous call stopped
@@ -134,8 +135,6 @@ class RNNSeq2Seq(nn.Module):
         if cache is not None:
             cache.state, cache.steps = state, cache.steps + tgt_in.size(1)
         out = torch.stack(outputs, dim=1)  # (b, tt, 3H)
-        if last_only:
-            out = out[:, -1:]
         logits = self.to_logits(self.dropout(torch.tanh(self.to_output(out))))  # (b, tt, V)
         return (logits, torch.stack(alignments, dim=1)) if return_attention else logits
 
@@ -148,10 +147,11 @@ class RNNSeq2Seq(nn.Module):
         src: Tensor,
         tgt_in: Tensor,
         src_padding_mask: Tensor | None = None,
-        tgt_padding_mask: Tensor | None = None,
+        *,
         return_attention: bool = False,
     ):
-        """Teacher forcing: logits ``(b, tt, V)`` for every target position (and the alignment ``(b, tt, ts)``)."""
+        """Teacher forcing: logits ``(b, tt, V)`` for every target position (and the alignment
+        ``(b, tt, ts)``)."""
         memory = self.encode(src, src_padding_mask)
         return self.decode(tgt_in, memory, src_padding_mask, return_attention=return_attention)
 

@@ -46,7 +46,7 @@ class SequenceClassifierConfig:
     dilated: bool = False  # cnn: dilation 1, 2, 4, ... doubling per block (WaveNet), else 1
     heads: int = 8  # transformer: attention heads per block (blog: 8)
     ff_mult: int = 4  # transformer: feed-forward hidden width = ff_mult * e (blog: 4)
-    positions: str | None = "embedding"  # transformer: "embedding" (learned, blog), "encoding" or None
+    positions: str | None = "learned"  # transformer: "learned" (blog), "sinusoidal" or None
     dropout: float = 0.0  # after the embeddings and inside each layer (blog: 0.0)
     pad_id: int | None = 0  # id of <pad>: without a padding_mask, these positions count as padding
 

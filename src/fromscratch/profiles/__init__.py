@@ -129,8 +129,11 @@ def setup(seed: int = 0) -> Setup:
     if prof.cpu_threads is not None:
         torch.set_num_threads(prof.cpu_threads)
     use_style()
+    from fromscratch.training.precision import choose_precision, device_name
+
     print(
-        f"fromscratch: device={device.type}, profile={prof.name}, seed={seed}, torch={torch.__version__}, "
+        f"fromscratch: device={device_name(device)}, profile={prof.name}, "
+        f"precision auto={choose_precision(device, 'auto')}, seed={seed}, torch={torch.__version__}, "
         f"cpu threads={torch.get_num_threads()}"
     )
     return Setup(device, prof)

@@ -1,6 +1,5 @@
 """The few named pipelines chapters reuse, each a short file that calls :func:`fromscratch.training.train`.
 
-- :mod:`~fromscratch.recipes.recommend`: fitting chapter 01's matrix factorisation to MovieLens;
 - :mod:`~fromscratch.recipes.sequence_compare`, :mod:`~fromscratch.recipes.sequence_tasks`: chapter 08's
   races between recurrence, convolution and attention;
 - :mod:`~fromscratch.recipes.translation`: chapter 09's Multi30k data, decoding and BLEU;

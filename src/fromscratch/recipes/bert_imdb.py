@@ -1,21 +1,22 @@
-"""Our BERT on IMDb (chapter 10): pretrain with masked LM on the reviews' text, then fine-tune.
+"""Our BERT on IMDb (chapter 10): what the chapter and ``benchmarks/bert_imdb.py`` share, besides ``train``.
 
-The three steps of the chapter and of ``benchmarks/bert_imdb.py``, written once:
+Both pretrain a :class:`~fromscratch.models.bert.BertForPretraining` with masked LM and fine-tune a
+:class:`~fromscratch.models.bert.BertForClassification` by calling
+``train(model, batches, loss_fn, config)`` themselves; this module holds the rest:
 
-1. :func:`imdb_for_bert`: chapter 06's word-level reviews and vocabulary, plus a ``[MASK]`` id;
-2. :func:`pretrain`: masked-LM pretraining of a :class:`~fromscratch.models.bert.BertForPretraining`
-   on the 50,000 unlabelled reviews and the training reviews' text (never the test reviews);
-3. :func:`finetune`: a :class:`~fromscratch.models.bert.BertForClassification` on the pretrained
-   encoder, trained on the labels; :func:`test_accuracy` scores it.
+- :func:`imdb_for_bert`: chapter 06's word-level reviews and vocabulary, plus the ``[MASK]`` id;
+- :func:`pretraining_batches`: masked batches of the 50,000 unlabelled reviews and the training
+  reviews' text (never the test reviews);
+- :func:`bert_checkpoint`: the checkpoint file of each training, named from a hash of everything that
+  changes its weights, so the chapter loads exactly what the benchmark trained with the same sizes;
+- :func:`test_accuracy` scores a classifier; :func:`fill_mask` shows a pretrained model's guesses.
 
-Both trainings write checkpoints under the data cache named after the run's sizes (``run.tag``), and
-``resume=True`` (the default) loads a finished one instead of training again: the chapter reuses
-what the benchmark trained when the sizes are the same.
 ``run`` is a :class:`fromscratch.profiles.modern.ModernRun` (``prof.modern``).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import NamedTuple
 
 import torch
@@ -24,45 +25,46 @@ from fromscratch.data.imdb import ReviewBatches, Reviews, load_imdb
 from fromscratch.data.pretraining import MaskedBatches, load_unlabelled
 from fromscratch.metrics import predict_labels
 from fromscratch.models.bert import BertForClassification, BertForPretraining
-from fromscratch.models.pool_dropout import use_pool_dropout
+from fromscratch.tokenizers.special import CLS, PAD, UNK, WORD_SPECIALS
 from fromscratch.tokenizers.words import Vocab, tokenize
-from fromscratch.training import History, TrainConfig, train
-from fromscratch.training.checkpoints import checkpoint_path
-from fromscratch.training.losses import classification_loss, masked_lm_loss
+from fromscratch.training import run_checkpoint
 from fromscratch.utils import evaluating
+
+STAGES = ("pretraining", "finetuning")
 
 
 class BertData(NamedTuple):
-    train: Reviews  # labelled training reviews, ids truncated to run.max_len
+    train: Reviews  # labelled training reviews, ids truncated to run.bert.max_len
     test: Reviews
-    vocab: Vocab  # chapter 06's: <pad>, <unk>, <cls>, then words by frequency
-    mask_id: int  # [MASK]: the id after the vocabulary's last
+    vocab: Vocab  # chapter 06's: <pad>, <unk>, <cls> (ids 0-2), then words by frequency
+    mask_id: int  # [MASK]: the id after the vocabulary's last, the last id of run.bert's vocabulary
 
 
 def imdb_for_bert(run, *, seed: int = 0) -> BertData:
-    """The labelled reviews and vocabulary (chapter 06's word tokens), and the ``[MASK]`` id."""
+    """The labelled reviews and vocabulary (chapter 06's word tokens), and the ``[MASK]`` id.
+
+    Raises ValueError when the training reviews hold fewer than ``run.vocab_words`` distinct words, so
+    that ``[MASK]`` is always the last id of ``run.bert.vocab_size``.
+    """
     train_set, test_set, vocab = load_imdb(
         run.vocab_words,
-        run.max_len,
+        run.bert.max_len,
         train_reviews=run.train_reviews,
         test_reviews=run.test_reviews,
         seed=seed,
     )
+    if len(vocab) + 1 != run.bert.vocab_size:
+        words = len(vocab) - len(WORD_SPECIALS)
+        raise ValueError(
+            f"The {len(train_set):,} training reviews hold only {words:,} distinct words, fewer than "
+            f"vocab_words={run.vocab_words:,}; lower vocab_words or raise train_reviews."
+        )
     return BertData(train_set, test_set, vocab, mask_id=len(vocab))
 
 
-def pretraining_checkpoint(run):
-    """Where :func:`pretrain` keeps its checkpoint for these sizes."""
-    return checkpoint_path(f"10_bert_mlm_{run.tag}.pt")
-
-
-def finetuning_checkpoint(run):
-    """Where :func:`finetune` keeps its checkpoint for these sizes."""
-    return checkpoint_path(f"10_bert_imdb_{run.tag}-{run.finetune_tag}.pt")
-
-
 def pretraining_batches(run, data: BertData, *, seed: int = 0) -> MaskedBatches:
-    """Masked batches of the unlabelled reviews and the training reviews' text, ``run.pretrain_len`` tokens."""
+    """Masked batches of the unlabelled reviews and the training reviews' text, each cut to
+    ``run.pretrain_len`` tokens (``<cls>`` included)."""
     texts = load_unlabelled(data.vocab, run.pretrain_len, reviews=run.pretrain_reviews, seed=seed)
     texts += [ids[: run.pretrain_len] for ids in data.train.ids]
     return MaskedBatches(
@@ -75,93 +77,46 @@ def pretraining_batches(run, data: BertData, *, seed: int = 0) -> MaskedBatches:
     )
 
 
-def pretrain(
-    run,
-    data: BertData,
-    batches: MaskedBatches,
-    *,
-    device: torch.device | str = "cpu",
-    seed: int = 0,
-    resume: bool = True,
-    progress=True,
-) -> tuple[BertForPretraining, History]:
-    """Masked-LM pretraining on ``batches`` (:func:`pretraining_batches`) with the ``run.pretrain_*`` sizes.
-
-    Returns the model and its history; with ``resume=True`` a finished checkpoint of the same sizes
-    is loaded instead of training again.
-    """
-    torch.manual_seed(seed)
-    model = use_pool_dropout(
-        BertForPretraining(run.bert, vocab_size=len(data.vocab) + 1)
-    )  # cheaper masks on a CPU
-    config = TrainConfig(
-        steps=run.pretrain_steps,
-        lr=run.pretrain_lr,
-        warmup_steps=run.pretrain_warmup,
-        weight_decay=0.01,
-        betas=(0.9, 0.98),
-        checkpoint=pretraining_checkpoint(run),
-        checkpoint_every=max(1, run.pretrain_steps // 5),
-        resume=resume,
-        progress=progress,
-    )
-    history = train(model, batches, masked_lm_loss, config, device=device)
-    return model, history
-
-
-def finetune(
-    run,
-    data: BertData,
-    pretrained: BertForPretraining | None,
-    *,
-    device: torch.device | str = "cpu",
-    seed: int = 0,
-    resume: bool = True,
-    progress=True,
-) -> tuple[BertForClassification, History]:
-    """Fine-tune a classifier on the labelled reviews (``run.finetune_*``), from ``pretrained``'s encoder,
-    or from a fresh random encoder when ``pretrained`` is None (no checkpoint then)."""
-    torch.manual_seed(seed)
-    fresh = BertForPretraining(run.bert, vocab_size=len(data.vocab) + 1)
-    encoder = pretrained.encoder if pretrained is not None else fresh.encoder
-    model = use_pool_dropout(BertForClassification(encoder, 2, dropout=run.dropout, pooling=run.pooling))
-    batches = ReviewBatches(
-        data.train, run.finetune_batch, cls=True, generator=torch.Generator().manual_seed(seed)
-    )
-    config = TrainConfig(
-        epochs=run.finetune_epochs,
-        lr=run.finetune_lr,
-        warmup_steps=run.finetune_warmup,
-        weight_decay=0.01,
-        checkpoint=finetuning_checkpoint(run) if pretrained is not None else None,
-        resume=resume,
-        progress=progress,
-    )
-    history = train(model, batches, classification_loss, config, device=device)
-    return model, history
+def bert_checkpoint(run, stage: str, *, seed: int = 0) -> Path:
+    """The checkpoint of ``stage`` (``"pretraining"`` or ``"finetuning"``) of ``run``, for
+    ``TrainConfig(checkpoint=..., resume=True)``: a hash of the model, the training config(s) and the
+    data selection, so that changing any of them starts a new file. Fine-tuning's name includes the
+    pretraining's parts: its encoder starts from that run."""
+    if stage not in STAGES:
+        raise ValueError(f"stage must be one of {', '.join(STAGES)}, got {stage!r}.")
+    data = {
+        "vocab_words": run.vocab_words,
+        "pretrain_len": run.pretrain_len,
+        "pretrain_reviews": run.pretrain_reviews,
+        "pretrain_batch": run.pretrain_batch,
+        "train_reviews": run.train_reviews,
+        "seed": seed,
+    }
+    parts = [run.bert, run.pretraining, data]
+    if stage == "finetuning":
+        parts += [run.finetuning, {"finetune_batch": run.finetune_batch, "pooling": run.pooling}]
+    return run_checkpoint(f"10_bert_{stage}", *parts)
 
 
 def test_accuracy(
     model: BertForClassification, data: BertData, *, device: torch.device | str = "cpu"
 ) -> float:
-    """Accuracy on the test reviews (with ``<cls>`` in front, as in fine-tuning)."""
+    """Accuracy on the test reviews, ``<cls>`` in front as in fine-tuning (``ReviewBatches(cls=True)``)."""
     batches = ReviewBatches(data.test, 128, shuffle=False, cls=True)
     return predict_labels(model, batches, device=device).accuracy
 
 
 @torch.no_grad()
 def fill_mask(model: BertForPretraining, data: BertData, text: str, *, k: int = 5) -> list[tuple[str, float]]:
-    """The ``k`` likeliest words, with probabilities, for the one ``[mask]`` in ``text`` (lowercase words)."""
+    """The ``k`` likeliest words, with probabilities, for the one ``[MASK]`` in ``text`` (lowercase words)."""
     words = tokenize(text.replace("[MASK]", " MASKTOKEN "))
     if words.count("masktoken") != 1:
         raise ValueError(f"Put exactly one [MASK] in the text, got {text!r}.")
-    ids = [2] + [
-        data.mask_id if w == "masktoken" else data.vocab.stoi.get(w, 1) for w in words
-    ]  # <cls> first
+    ids = [CLS] + [data.mask_id if w == "masktoken" else data.vocab.stoi.get(w, UNK) for w in words]
     tokens = torch.tensor([ids], device=next(model.parameters()).device)  # (1, t)
     with evaluating(model):
         logits = model(tokens)[0, ids.index(data.mask_id)]  # (V,)
-    logits[[0, 1, 2, data.mask_id]] = float("-inf")  # never propose <pad>, <unk>, <cls> or [MASK]
+    logits[[PAD, UNK, CLS, data.mask_id]] = float("-inf")  # never propose a special token
     probs = logits.softmax(-1)
     top = probs.topk(k)
     return [(data.vocab.itos[i], p) for i, p in zip(top.indices.tolist(), top.values.tolist(), strict=True)]
@@ -169,12 +124,9 @@ def fill_mask(model: BertForPretraining, data: BertData, text: str, *, k: int = 
 
 __all__ = [
     "BertData",
+    "bert_checkpoint",
     "fill_mask",
-    "finetune",
-    "finetuning_checkpoint",
     "imdb_for_bert",
-    "pretrain",
     "pretraining_batches",
-    "pretraining_checkpoint",
     "test_accuracy",
 ]

@@ -1,33 +1,30 @@
-"""Training translation models on Multi30k within a time budget, and scoring them (chapter 09).
+"""Translation on Multi30k: the data of a run, the name of its checkpoints, and scoring (chapter 09).
 
-The chapter and ``benchmarks/translation.py`` share these steps, so both measure the same thing:
+Chapter 09 trains its models itself, with ``train(model, batches, translation_loss, config)``; it and
+``benchmarks/translation.py`` share only what a chapter should not have to write:
 
 - :func:`prepare`: the data of a run profile, tokenised (:class:`TranslationData`);
-- :func:`train_for_minutes`: the one training loop (:func:`fromscratch.training.train`) with a time
-  budget: the linear learning-rate decay reaches zero when the budget runs out;
-- :func:`load_or_train`: reuse a checkpoint saved for the same configuration and budget, or train
-  and save one (under the data cache, :func:`fromscratch.training.checkpoints.checkpoint_path`);
+- :func:`translation_checkpoint`: the checkpoint file of one of the chapter's runs, named from a hash
+  of everything that shapes its weights, so the chapter's ``TrainConfig(checkpoint=..., resume=True)``
+  finds what the benchmark trained (and a changed setting never reloads a stale file);
+- :func:`training_minutes`: how long a (possibly loaded) run spent in training steps;
 - :func:`evaluate`: translate the test set (greedy or beam search) and score it with sacreBLEU.
 """
 
 from __future__ import annotations
 
-import functools
-import hashlib
-import json
-import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from torch import nn
 
-from fromscratch.data.multi30k import EncodedPairs, Multi30k, TokenBatches, encode_pairs, load_multi30k
+from fromscratch.data.multi30k import EncodedPairs, Multi30k, encode_pairs, load_multi30k
 from fromscratch.data.multi30k import multi30k_tokenizer as _tokenizer
 from fromscratch.generate.beam import translate
 from fromscratch.metrics.translation import BleuScore, bleu
-from fromscratch.training import TrainConfig, train
-from fromscratch.training.checkpoints import checkpoint_path, load_checkpoint, save_checkpoint
-from fromscratch.training.losses import translation_loss
+from fromscratch.training import TrainConfig
+from fromscratch.training.checkpoints import load_checkpoint, run_checkpoint
 
 
 @dataclass
@@ -50,64 +47,26 @@ def prepare(run) -> TranslationData:
     return TranslationData(tokenizer, encode_pairs(pairs, tokenizer, max_len=run.max_len), test, raw)
 
 
-def train_for_minutes(
-    model: nn.Module,
-    data: TranslationData,
-    run,
-    *,
-    minutes: float,
-    lr: float,
-    warmup_steps: int,
-    max_tokens: int,
-    device="cpu",
-    label_smoothing: float | None = None,
-    progress: bool = True,
-) -> dict[str, Any]:
-    """Train ``model`` on ``data.train`` for ``minutes`` of training steps; the learning rate decays
-    to zero exactly when they run out (``TrainConfig(minutes=...)``; the smoke profile also caps the steps).
-
-    Returns ``{"history", "steps", "minutes", "seconds_per_step"}``, all measured.
-    """
-    smoothing = run.label_smoothing if label_smoothing is None else label_smoothing
-    loss_fn = functools.partial(translation_loss, label_smoothing=smoothing)
-    batches = TokenBatches(data.train, max_tokens, seed=0)
-    config = TrainConfig(minutes=minutes, steps=run.max_steps, lr=lr, warmup_steps=warmup_steps, weight_decay=0.0,
-                         progress=progress)  # fmt: skip
-    start = time.perf_counter()
-    history = train(model, batches, loss_fn, config, device=device)
-    took = time.perf_counter() - start
-    steps = len(history.series("loss")[0])
-    return {"history": history, "steps": steps, "minutes": took / 60, "seconds_per_step": took / steps}
+DATA_FIELDS = ("vocab_size", "max_len", "train_pairs", "max_tokens", "label_smoothing")  # what training reads
 
 
-TRAINING_FIELDS = ("vocab_size", "max_len", "train_pairs", "label_smoothing", "max_steps")
+def translation_checkpoint(name: str, model_config: Any, train_config: TrainConfig, run, *, seed: int = 0) -> Path:
+    """The checkpoint of chapter 09's run ``name`` ("transformer", "rnn" or "rnn_attention"):
+    :func:`~fromscratch.training.checkpoints.run_checkpoint` of the model's config, the training config,
+    the run's data selection (:data:`DATA_FIELDS`) and the seed. Chapter 09 and the benchmark both call it."""
+    data = {field: getattr(run, field) for field in DATA_FIELDS}
+    return run_checkpoint(f"09_{name}", model_config, train_config, {**data, "seed": seed})
 
 
-def checkpoint_name(kind: str, config: Any, run, **schedule: float) -> str:
-    """A file name that changes whenever anything that shapes the trained weights changes: the model's
-    config, the schedule (``minutes``, ``lr``, ``warmup_steps``, ``max_tokens``) and the run's data fields."""
-    training = {field: getattr(run, field) for field in TRAINING_FIELDS}
-    key = json.dumps({"config": asdict(config), **schedule, "run": training}, sort_keys=True)
-    return f"09_{kind}_{hashlib.sha256(key.encode()).hexdigest()[:12]}.pt"
-
-
-def load_or_train(model: nn.Module, kind: str, data: TranslationData, run, *, device="cpu", **schedule):
-    """Load the weights saved for this exact setting if there are any, else train and save them.
-
-    ``schedule``: :func:`train_for_minutes`' ``minutes``, ``lr``, ``warmup_steps`` and ``max_tokens``
-    (``run.schedule(kind)`` gives the profile's). Returns ``(info, loaded)``: the training record
-    (steps, minutes, losses) and whether it was loaded.
-    """
-    path = checkpoint_path(checkpoint_name(kind, model.config, run, **schedule))
-    if path.is_file():
-        state = load_checkpoint(path)
-        model.load_state_dict(state["model"])
-        return state["info"], True
-    info = train_for_minutes(model, data, run, **schedule, device=device)
-    record = {k: info[k] for k in ("steps", "minutes", "seconds_per_step")}
-    record["loss"] = info["history"].series("loss")
-    save_checkpoint(path, {"model": model.state_dict(), "info": record})
-    return record, False
+def training_minutes(config: TrainConfig) -> float:
+    """Minutes spent in training steps by the run checkpointed at ``config.checkpoint``, read from the
+    file: the same number whether this call trained the model or found the run finished and loaded it."""
+    if config.checkpoint is None or not Path(config.checkpoint).is_file():
+        raise ValueError(
+            f"training_minutes reads the run's checkpoint, and there is none at {config.checkpoint!r}; "
+            "train with TrainConfig(checkpoint=translation_checkpoint(...)) first."
+        )
+    return load_checkpoint(config.checkpoint)["schedule"]["elapsed"] / 60
 
 
 def evaluate(
@@ -118,11 +77,4 @@ def evaluate(
     return bleu(hypotheses, [de for _, de in data.test]), hypotheses
 
 
-__all__ = [
-    "TranslationData",
-    "checkpoint_name",
-    "evaluate",
-    "load_or_train",
-    "prepare",
-    "train_for_minutes",
-]
+__all__ = ["DATA_FIELDS", "TranslationData", "evaluate", "prepare", "training_minutes", "translation_checkpoint"]

@@ -1,4 +1,5 @@
-"""What a training run records: one row per step (step, loss, lr) and one per evaluation.
+"""What a training run records: one row per step (step, loss, lr) and one per evaluation (step,
+seconds of training so far, the metrics).
 
 :func:`fromscratch.training.train` returns a :class:`History`; ``history.plot()`` draws the learning
 curves, ``history.series("loss")`` and ``history.last("accuracy")`` read it.
@@ -12,15 +13,17 @@ import numpy as np
 
 
 class History:
-    """What happened during training: one row per step (step, loss, lr) and one per evaluation."""
+    """What happened during training: one row per step (step, loss, lr) and one per evaluation
+    (step, seconds, metrics)."""
 
     def __init__(self, rows: list[dict[str, float]] | None = None):
         self.rows: list[dict[str, float]] = rows or []
 
-    def series(self, key: str) -> tuple[list[float], list[float]]:
-        """``(steps, values)`` of every row that has ``key``."""
-        rows = [r for r in self.rows if key in r]
-        return [r["step"] for r in rows], [r[key] for r in rows]
+    def series(self, key: str, x: str = "step") -> tuple[list[float], list[float]]:
+        """``(steps, values)`` of every row that has ``key``; ``x="seconds"``: against training seconds
+        (evaluation rows only: each records the seconds spent in training steps so far)."""
+        rows = [r for r in self.rows if key in r and x in r]
+        return [r[x] for r in rows], [r[key] for r in rows]
 
     def last(self, key: str) -> float:
         """The most recent value of ``key`` (e.g. ``history.last("accuracy")``)."""
@@ -36,7 +39,7 @@ class History:
         import matplotlib.pyplot as plt
 
         if metrics is None:
-            metrics = sorted({k for r in self.rows for k in r} - {"step", "loss", "lr"})
+            metrics = sorted({k for r in self.rows for k in r} - {"step", "seconds", "loss", "lr"})
         metrics = list(metrics)
         fig, axes = plt.subplots(1, 1 + len(metrics), figsize=(5 * (1 + len(metrics)), 3.5), squeeze=False)
         steps, losses = self.series("loss")

@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import math
 import time
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -47,7 +48,7 @@ from fromscratch.training.checkpoints import (
     set_rng_state,
 )
 from fromscratch.training.history import History
-from fromscratch.training.precision import autocast_dtype
+from fromscratch.training.precision import choose_precision
 from fromscratch.training.schedule import Schedule, lr_factor
 from fromscratch.utils import evaluating
 
@@ -69,8 +70,7 @@ class TrainConfig:
     betas: tuple[float, float] = (0.9, 0.999)
     grad_clip: float | None = 1.0  # clip the gradient norm to this (None: no clipping)
     accumulate: int = 1  # batches per optimiser step (gradient accumulation)
-    amp: bool = True  # False: plain fp32 whatever `precision` says (the switch to turn mixed precision off)
-    precision: str = "auto"  # "auto" (CUDA: bf16, else fp16; CPU: fp32), "best", "bf16", "fp16" or "fp32"
+    precision: str = "auto"  # the one switch: "auto", "best", "bf16", "fp16" or "fp32" (training.precision)
     eval_every: int | None = None  # steps between evaluations (None: only at the end)
     checkpoint: str | Path | None = (
         None  # file for atomic checkpoints, e.g. checkpoint_path(...) (None: none)
@@ -153,8 +153,8 @@ def train(
     )
     # a lambda, not the object itself: LambdaLR would otherwise store the schedule's state in its own
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: schedule(s))
-    amp_dtype = autocast_dtype(device, config.precision if config.amp else "fp32")
-    scaler = torch.amp.GradScaler("cuda", enabled=amp_dtype == torch.float16)
+    chosen = choose_precision(device, config.precision)  # autocast dtype; a loss scaler exactly for fp16
+    scaler = chosen.grad_scaler(device)
     history = History()
     step, used, epoch_rng = 0, 0, rng_state()  # `used`: batches taken from the current iterator
 
@@ -197,10 +197,10 @@ def train(
     def run_evaluation() -> None:
         if evaluate is None or not main:
             return
-        autocast = torch.autocast(device.type, dtype=amp_dtype, enabled=amp_dtype is not None)
-        with evaluating(model), torch.no_grad(), autocast:
+        with evaluating(model), torch.no_grad(), chosen.autocast(device):
             metrics = evaluate(model)
-        history.rows.append({"step": step, **{k: float(v) for k, v in metrics.items()}})
+        row = {"step": step, "seconds": schedule.elapsed}  # training seconds so far, evaluations left out
+        history.rows.append({**row, **{k: float(v) for k, v in metrics.items()}})
 
     model.train()
     by_time = schedule.total_steps is None  # the bar counts seconds, not steps
@@ -222,9 +222,7 @@ def train(
             used += 1
             last = micro == config.accumulate - 1  # DDP all-reduces gradients only after the last micro-batch
             with _no_sync(net, not last):
-                with torch.autocast(
-                    device.type, dtype=amp_dtype, enabled=amp_dtype is not None
-                ):  # forward only
+                with chosen.autocast(device):  # forward only
                     loss = loss_fn(net, to_device(batch, device)) / config.accumulate
                 scaler.scale(loss).backward()
             step_loss += loss.item()
@@ -237,7 +235,9 @@ def train(
         history.rows.append({"step": step + 1, "loss": step_loss, "lr": scheduler.get_last_lr()[0]})
         seconds = time.perf_counter() - started
         schedule.elapsed += seconds
-        scheduler.step()  # the next step's learning rate, from the steps and seconds spent so far
+        with warnings.catch_warnings():  # a step the fp16 scaler skipped (inf gradients) is no mistake
+            warnings.filterwarnings("ignore", "Detected call of `lr_scheduler.step\\(\\)`", UserWarning)
+            scheduler.step()  # the next step's learning rate, from the steps and seconds spent so far
         step += 1
         smoothed = step_loss if smoothed is None else 0.95 * smoothed + 0.05 * step_loss
         shown = {

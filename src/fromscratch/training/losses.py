@@ -63,9 +63,7 @@ def translation_loss(model: nn.Module, batch: dict[str, Tensor], *, label_smooth
     from the right token to all tokens evenly (Vaswani et al. 2017: 0.1; 0.0 is plain cross-entropy);
     pass another value with ``functools.partial(translation_loss, label_smoothing=0.0)``.
     """
-    logits = model(
-        batch["src"], batch["tgt_in"], batch["src_padding_mask"], batch["tgt_padding_mask"]
-    )  # (b, tt, V)
+    logits = model(batch["src"], batch["tgt_in"], batch["src_padding_mask"])  # (b, tt, V)
     targets = batch["tgt_out"].masked_fill(~batch["tgt_padding_mask"], -100)  # (b, tt); -100: ignored
     return F.cross_entropy(logits.flatten(0, 1).float(), targets.flatten(), label_smoothing=label_smoothing)
 

@@ -39,7 +39,6 @@ def step_time_plot(
     is a time growing like ``t**k``. ``seconds``: ``{model: [seconds at each length]}``; the legend
     gives the slope fitted over the ``last`` longest lengths. Returns the figure."""
     fig, ax = plt.subplots(figsize=(min(BOOK_WIDTH, 6.4), 4.0), layout="constrained")
-    x = np.log(np.asarray(lengths, dtype=float))
     for name, values in seconds.items():
         slope = loglog_slope(lengths, values, last=last)
         style = _style(name)
