@@ -20,8 +20,10 @@ slides: $(STAMP)
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/actionlint .github/workflows/*.yml  # the book's publishing workflow
+# tests/ includes test_install.py: every notebook under `pytest --nbval-lax`, as Colab runs it (the wheel
+# in a fresh environment, outside the checkout); so the chapters run once here, not twice.
 	$(SMOKE) $(PY) -m pytest -p no:cacheprovider tests --ignore=tests/book
-	$(SMOKE) $(PY) -m pytest --nbval-lax -p no:cacheprovider notebooks
 	$(SMOKE) $(VENV)/bin/jupyter-book build . --builder html --path-output _build/smoke -W --keep-going
 	$(SMOKE) $(PY) tools/slides.py --cache _build/smoke/_build/.jupyter_cache --out _build/smoke/slides
 	FROMSCRATCH_BOOK_HTML=$(CURDIR)/_build/smoke/_build/html FROMSCRATCH_SLIDES=$(CURDIR)/_build/smoke/slides \

@@ -52,7 +52,8 @@ def table(run: AttentionRun, device: torch.device, kinds: bool) -> None:
             for kind in KINDS:
                 module = SelfAttention(run.timing_emb, run.timing_heads, kind).to(device)
                 print(
-                    f"  {kind:>8}: {ms_per_call(lambda module=module: module(x), run.timing_repeats):9.3f} ms, "
+                    f"  {kind:>8}: "
+                    f"{ms_per_call(lambda module=module: module(x), run.timing_repeats):9.3f} ms, "
                     f"{count_parameters(module):,} parameters"
                 )
 

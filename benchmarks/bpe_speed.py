@@ -50,11 +50,13 @@ def main() -> None:
     assert all(ids == ours_ids for _, _, ids in rows), "the tokenisers disagree"
     tokens = sum(len(i) for i in ours_ids)
     print(
-        f"{len(texts):,} IMDb reviews, {megabytes:.2f} MB, {tokens:,} GPT-2 tokens (identical ids from all three)"
+        f"{len(texts):,} IMDb reviews, {megabytes:.2f} MB, {tokens:,} GPT-2 tokens "
+        "(identical ids from all three)"
     )
     for name, seconds, _ in rows:
         print(
-            f"{name:32s} {seconds:7.3f} s  {len(texts) / seconds:9,.0f} reviews/s  {megabytes / seconds:6.2f} MB/s"
+            f"{name:32s} {seconds:7.3f} s  {len(texts) / seconds:9,.0f} reviews/s  "
+            f"{megabytes / seconds:6.2f} MB/s"
         )
     print(f"tiktoken is {rows[0][1] / rows[2][1]:.0f}x (cold) / {rows[1][1] / rows[2][1]:.0f}x (warm) faster")
     print(f"load average at the end {os.getloadavg()}")

@@ -23,6 +23,7 @@ import argparse
 import sys
 import time
 import warnings
+from dataclasses import replace
 
 import torch
 
@@ -30,7 +31,7 @@ from fromscratch.data import DataError, enwik8
 from fromscratch.metrics import bits_per_byte
 from fromscratch.models import Generator
 from fromscratch.profiles import Enwik8Run, get_profile, seed_everything
-from fromscratch.training import TrainConfig, train
+from fromscratch.training import train
 from fromscratch.training.losses import next_byte_loss
 from fromscratch.utils import count_parameters, time_call
 
@@ -40,7 +41,8 @@ def seconds_per_step(run: Enwik8Run, batches, *, warmup: int = 3, timed: int = 1
     model = Generator(run.model)
 
     def steps(n: int) -> None:
-        train(model, batches, next_byte_loss, TrainConfig(steps=n, lr=run.lr, progress=False))
+        config = replace(run.train, steps=n, warmup_steps=0, progress=False)
+        train(model, batches, next_byte_loss, config)
 
     steps(warmup)
     return time_call(lambda: steps(timed), repeats=1, warmup=0) / timed
@@ -72,24 +74,23 @@ def main() -> int:
             data = enwik8.load(enwik8.PREFIX_BYTES if args.prefix else run.data_bytes)
     except DataError as error:
         print(
-            f"enwik8_cpu: {error}\n\nThis benchmark needs the full enwik8 for the standard split. To try it on "
-            f"the 1,000,000-byte prefix instead (not comparable with published numbers), add --prefix.",
+            f"enwik8_cpu: {error}\n\nThis benchmark needs the full enwik8 for the standard split. To try it "
+            f"on the 1,000,000-byte prefix instead (not comparable with published numbers), add --prefix.",
             file=sys.stderr,
         )
         return 1
 
     batches = enwik8.RandomSubsequences(
-        data.train, context=run.context, batch_size=run.batch_size, seed=args.seed
+        data.train, context=run.model.context, batch_size=run.batch_size, seed=args.seed
     )
     per_step = seconds_per_step(run, batches)
     budget = args.minutes * 60
     steps = max(1, int(budget / per_step))
     model = Generator(run.model)
-    config = TrainConfig(
+    config = replace(  # the profile's learning rate and warm-up, for as many steps as fit the budget
+        run.train,
         steps=steps,
-        lr=run.lr,
-        warmup_steps=min(run.warmup_steps, steps // 10),
-        grad_clip=1.0,
+        warmup_steps=min(run.train.warmup_steps, steps // 10),
         progress=sys.stderr.isatty(),
     )
     start = time.perf_counter()
@@ -97,12 +98,13 @@ def main() -> int:
     trained = time.perf_counter() - start
     eval_bytes = args.eval_bytes or run.eval_bytes
     start = time.perf_counter()
-    bpb = bits_per_byte(model, data.val, context=run.context, batch_size=64, max_bytes=eval_bytes)
+    bpb = bits_per_byte(model, data.val, context=run.model.context, batch_size=64, max_bytes=eval_bytes)
     scored = time.perf_counter() - start
 
     print(f"data:       {data.note}")
+    c = run.model
     print(
-        f"model:      cpu profile, emb={run.emb} heads={run.heads} depth={run.depth} context={run.context} "
+        f"model:      cpu profile, emb={c.emb} heads={c.heads} depth={c.depth} context={c.context} "
         f"batch={run.batch_size}, {count_parameters(model):,} parameters"
     )
     print(
@@ -111,7 +113,7 @@ def main() -> int:
     )
     print(
         f"held out:   first {min(eval_bytes, len(data.val)):,} bytes of the validation split, "
-        f"stride {run.context // 2} ({scored:.0f} s)"
+        f"stride {c.context // 2} ({scored:.0f} s)"
     )
     print(f"bits per byte: {bpb:.3f}")
     return 0

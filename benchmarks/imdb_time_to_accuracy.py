@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import platform
 import time
+from dataclasses import replace
 
 import torch
 
@@ -26,7 +27,7 @@ from fromscratch.data.imdb import ReviewBatches, load_imdb
 from fromscratch.metrics import predict_labels
 from fromscratch.models import Classifier
 from fromscratch.profiles import get_profile, seed_everything
-from fromscratch.training import TrainConfig, train
+from fromscratch.training import train
 from fromscratch.training.losses import classification_loss
 
 TARGET_ACCURACY, TARGET_MINUTES = 0.85, 10.0
@@ -51,14 +52,14 @@ def main() -> None:
     seed_everything(args.seed)
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     print(
-        f"torch {torch.__version__}, {platform.processor() or platform.machine()}, {args.threads} CPU threads, "
-        f"device {device.type}\n{run}"
+        f"torch {torch.__version__}, {platform.processor() or platform.machine()}, "
+        f"{args.threads} CPU threads, device {device.type}\n{run}"
     )
 
     start = time.perf_counter()
     train_set, test_set, vocab = load_imdb(
         run.vocab_words,
-        run.max_len,
+        run.model.max_len,
         train_reviews=run.train_reviews,
         test_reviews=run.test_reviews,
         seed=args.seed,
@@ -72,21 +73,13 @@ def main() -> None:
         flush=True,
     )
 
-    model = Classifier(
-        run.model, vocab_size=len(vocab)
-    )  # len(vocab): vocab_words + 3 specials, or fewer words
+    model = Classifier(run.model, vocab_size=len(vocab))  # len(vocab): vocab_words + 3 specials, or fewer
     batches = ReviewBatches(train_set, run.batch_size)
-    config = TrainConfig(
-        epochs=run.epochs,
-        lr=run.lr,
-        warmup_steps=run.warmup_steps,
-        weight_decay=run.weight_decay,
-        progress=False,
-    )
+    config = replace(run.train, progress=False)  # the profile's epochs, learning rate, warm-up, decay
     history = train(model, batches, classification_loss, config, device=device)
     train_s = time.perf_counter() - start - data_s
     print(
-        f"training: {history.rows[-1]['step']:,} steps ({run.epochs} epochs), last loss "
+        f"training: {history.rows[-1]['step']:,} steps ({run.train.epochs} epochs), last loss "
         f"{history.last('loss'):.3f}: {train_s:.1f} s",
         flush=True,
     )
@@ -96,7 +89,8 @@ def main() -> None:
     )
     total_s = time.perf_counter() - start
     print(
-        f"test: {predictions.accuracy:.2%} accuracy on {len(test_set):,} reviews: {total_s - data_s - train_s:.1f} s"
+        f"test: {predictions.accuracy:.2%} accuracy on {len(test_set):,} reviews: "
+        f"{total_s - data_s - train_s:.1f} s"
     )
     met = predictions.accuracy >= TARGET_ACCURACY and total_s <= TARGET_MINUTES * 60
     print(

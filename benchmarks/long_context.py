@@ -75,7 +75,8 @@ def kv_cache(run) -> None:
 def sparse_timing(run) -> None:
     h, d = run.heads, run.emb // run.heads
     print(
-        f"\n== dense vs sparse attention, one sequence, h={h}, d={d}, forward only; fixed pattern, block ≈ √t =="
+        f"\n== dense vs sparse attention, one sequence, h={h}, d={d}, forward only; "
+        "fixed pattern, block ≈ √t =="
     )
     print(f"{'t':>6} {'block':>5} {'dense ms':>9} {'sparse ms':>9} {'dense MB':>9} {'sparse MB':>9}")
     lengths, dense_ms, sparse_ms = [], [], []
@@ -93,22 +94,24 @@ def sparse_timing(run) -> None:
         dense_ms.append(1000 * dense)
         sparse_ms.append(1000 * sparse)
         print(
-            f"{t:>6,} {block:>5} {1000 * dense:>9.1f} {1000 * sparse:>9.1f} {dense_mb:>9.1f} {sparse_mb:>9.1f}"
+            f"{t:>6,} {block:>5} {1000 * dense:>9.1f} {1000 * sparse:>9.1f} "
+            f"{dense_mb:>9.1f} {sparse_mb:>9.1f}"
         )
     print(
         f"fitted time exponents: dense t^{loglog_slope(lengths, dense_ms):.2f}, "
         f"sparse t^{loglog_slope(lengths, sparse_ms):.2f}"
     )
     print(
-        "(MB: float32 score matrices per sequence, computed from their shapes: dense h·t², sparse h·t·(2l + t/l))"
+        "(MB: float32 score matrices per sequence, computed from their shapes: "
+        "dense h·t², sparse h·t·(2l + t/l))"
     )
 
 
 def transformer_xl(run, data) -> None:
     length = run.xl.segment * run.xl_segments
     print(
-        f"\n== Transformer-XL: L={run.xl.segment}, M={run.xl.memory}, {run.xl_segments} segments per sequence, "
-        f"{run.xl_steps} steps =="
+        f"\n== Transformer-XL: L={run.xl.segment}, M={run.xl.memory}, {run.xl_segments} segments "
+        f"per sequence, {run.xl_steps} steps =="
     )
     results = {}
     for memory in (run.xl.memory, 0):
@@ -148,7 +151,8 @@ def sparse_model(run, data) -> None:
 def positions(run, data) -> None:
     length = run.train_context
     print(
-        f"\n== length extrapolation: trained at context {length} for {run.position_steps} steps, bits per byte =="
+        f"\n== length extrapolation: trained at context {length} for {run.position_steps} steps, "
+        "bits per byte =="
     )
     print(f"{'positions':>10} " + " ".join(f"{f'{f}x = {f * length}':>12}" for f in run.factors))
     for scheme in ("learned", "sinusoidal", "rope", "alibi"):

@@ -10,8 +10,9 @@ Three measurements, with the sizes of a run profile's ``sequence`` entry (defaul
 2. ``task``: the four models trained on the synthetic match task (is the token at position 0 the
    same as the token at position ``d``?) at each distance of ``task_distances``; test accuracy.
 3. ``imdb``: a bag of embeddings, a GRU, a CNN and a transformer at one parameter budget, each trained
-   for the same ``imdb_seconds`` of wall-clock time on the same IMDb batches; a table (parameters,
-   steps, seconds, validation and test accuracy) and each learning curve against seconds.
+   for the same minutes of training steps (``imdb_train``, a ``TrainConfig(minutes=...)``) on the
+   same IMDb batches; a table (parameters, steps, seconds, validation and test accuracy) and each
+   learning curve against seconds (the history records the training seconds at each evaluation).
 
     python benchmarks/sequence_models.py                     # all three, cpu profile (about 8 minutes)
     python benchmarks/sequence_models.py --only timing       # the step-time table only
@@ -24,14 +25,19 @@ import argparse
 import os
 import platform
 import time
+from dataclasses import replace
 
 import torch
 
 from fromscratch.data.imdb import ReviewBatches, load_imdb
 from fromscratch.metrics import predict_labels
 from fromscratch.metrics.paths import conv_reach
+from fromscratch.models import SequenceClassifier
 from fromscratch.profiles import get_profile, seed_everything
-from fromscratch.recipes.sequence_tasks import crossover, distance_sweep, loglog_slope, race, step_time_table
+from fromscratch.recipes.sequence_tasks import crossover, step_time_table, task_accuracy
+from fromscratch.training import train
+from fromscratch.training.losses import classification_loss
+from fromscratch.utils import count_parameters, loglog_slope
 
 
 def timing(run, device: torch.device) -> None:
@@ -43,8 +49,10 @@ def timing(run, device: torch.device) -> None:
     table = step_time_table(
         configs, lengths, batch=run.timing_batch, repeats=run.timing_repeats, device=device
     )
-    print(f"\nseconds per training step (forward + backward + update), batch {run.timing_batch}, median of "
-          f"{run.timing_repeats}:")  # fmt: skip
+    print(
+        f"\nseconds per training step (forward + backward + update), batch {run.timing_batch}, "
+        f"median of {run.timing_repeats}:"
+    )
     print(f"{'t':>6} " + " ".join(f"{name:>12}" for name in table))
     for i, t in enumerate(lengths):
         print(f"{t:>6} " + " ".join(f"{table[name][i]:>12.4f}" for name in table))
@@ -54,21 +62,35 @@ def timing(run, device: torch.device) -> None:
     slopes = " ".join(f"{loglog_slope(lengths, table[name], last=last):>12.2f}" for name in table)
     print(f"{'slope':>6} {slopes}   (log-log, the longest {last})")
     t = crossover(lengths, table["transformer"], table["rnn"])
-    print(f"the transformer's step is slower than the GRU's from t = {t}" if t else
-          "the transformer's step is faster than the GRU's at every length timed")  # fmt: skip
+    if t:
+        print(f"the transformer's step is slower than the GRU's from t = {t}")
+    else:
+        print("the transformer's step is faster than the GRU's at every length timed")
 
 
 def task(run, device: torch.device) -> None:
-    configs = run.configs(vocab_size=run.task_vocab, max_len=run.task_length)
-    size = run.task
-    reach = conv_reach(run.cnn_depth, run.kernel)
-    print(f"{size}\nCNN: {run.cnn_depth} blocks of kernel {run.kernel} see {reach} positions each way, so the "
-          f"pooled CNN can compare tokens at most d = {2 * reach} apart")  # fmt: skip
-    accuracy = distance_sweep(configs, run.task_distances, size, device=device)
-    print(f"\ntest accuracy on {size.test:,} sequences after {size.steps:,} steps (0.5 is chance):")
-    print(f"{'d':>4} " + " ".join(f"{name:>12}" for name in accuracy))
-    for i, d in enumerate(run.task_distances):
-        print(f"{d:>4} " + " ".join(f"{accuracy[name][i]:>12.3f}" for name in accuracy))
+    configs = run.configs(vocab_size=run.task.vocab, max_len=run.task.length)
+    cnn = configs["cnn"]
+    reach = conv_reach(cnn.depth, cnn.kernel)
+    print(f"{run.task}\n{run.task_train}")
+    print(
+        f"CNN: {cnn.depth} blocks of kernel {cnn.kernel} see {reach} positions each way, so the "
+        f"pooled CNN can compare tokens at most d = {2 * reach} apart"
+    )
+    print(
+        f"\ntest accuracy on {run.task.test_size:,} sequences after {run.task_train.steps:,} steps "
+        "(0.5 is chance):"
+    )
+    print(f"{'d':>4} " + " ".join(f"{name:>12}" for name in configs))
+    for d in run.task_distances:
+        training, test = run.task.split(d)  # the same sequences and batches for every model
+        scores = []
+        for config in configs.values():
+            torch.manual_seed(0)
+            model = SequenceClassifier(config)
+            train(model, run.task.batches(training), classification_loss, run.task_train, device=device)
+            scores.append(task_accuracy(model, test, device=device))
+        print(f"{d:>4} " + " ".join(f"{score:>12.3f}" for score in scores))
 
 
 def imdb(run, device: torch.device, seed: int) -> None:
@@ -81,42 +103,48 @@ def imdb(run, device: torch.device, seed: int) -> None:
         seed=seed,
     )
     train_set, valid_set = train_set.hold_out(run.imdb_valid_reviews)
-    print(f"data: {len(train_set):,} training, {len(valid_set):,} validation, {len(test_set):,} test reviews, "
-          f"vocabulary {len(vocab):,}, max_len {run.imdb_max_len}: {time.perf_counter() - start:.1f} s")  # fmt: skip
+    print(
+        f"data: {len(train_set):,} training, {len(valid_set):,} validation, {len(test_set):,} test "
+        f"reviews, vocabulary {len(vocab):,}, max_len {run.imdb_max_len}: "
+        f"{time.perf_counter() - start:.1f} s"
+    )
     configs = run.configs(vocab_size=len(vocab), max_len=run.imdb_max_len)
     for name, config in configs.items():
         print(f"  {name}: {config}")
-
-    def batches():  # the same shuffled batches, in the same order, for every model
-        return ReviewBatches(train_set, run.imdb_batch, generator=torch.Generator().manual_seed(seed))
+    config = replace(run.imdb_train, progress=False)
+    print(f"  every model: {config}")
 
     def accuracy(model, reviews):
-        return predict_labels(
-            model, ReviewBatches(reviews, 4 * run.imdb_batch, shuffle=False), device=device
-        ).accuracy
+        batches = ReviewBatches(reviews, 4 * run.imdb_batch, shuffle=False)
+        return predict_labels(model, batches, device=device).accuracy
 
-    results = race(
-        configs,
-        batches,
-        seconds=run.imdb_seconds,
-        lr=run.imdb_lr,
-        evaluate=lambda model: {"accuracy": accuracy(model, valid_set)},
-        test=lambda model: accuracy(model, test_set),
-        evals=run.imdb_evals,
-        warmup_steps=run.imdb_warmup,
-        device=device,
-        progress=False,
-    )
-    print(f"\nIMDb, {run.imdb_seconds:g} s of training each (evaluations not counted), lr {run.imdb_lr}:")
-    print(f"{'model':<12} {'parameters':>11} {'steps':>6} {'seconds':>8} {'valid acc':>10} {'test acc':>9}")
-    for name, r in results.items():
-        valid = r.curve()[1][-1]
-        print(
-            f"{name:<12} {r.parameters:>11,} {r.steps:>6} {r.seconds:>8.1f} {valid:>10.2%} {r.test_accuracy:>9.2%}"
+    rows, curves = [], {}
+    for name, model_config in configs.items():
+        torch.manual_seed(0)
+        model = SequenceClassifier(model_config)
+        order = torch.Generator().manual_seed(seed)  # the same batches, in the same order, for every model
+        history = train(
+            model,
+            ReviewBatches(train_set, run.imdb_batch, generator=order),
+            classification_loss,
+            config,
+            device=device,
+            evaluate=lambda m: {"accuracy": accuracy(m, valid_set)},
         )
+        curves[name] = history.series("accuracy", x="seconds")
+        steps, seconds, valid = history.series("loss")[0][-1], curves[name][0][-1], curves[name][1][-1]
+        rows.append((name, count_parameters(model), steps, seconds, valid, accuracy(model, test_set)))
+    minutes = run.imdb_train.minutes
+    print(
+        f"\nIMDb, {60 * minutes:g} s of training each (evaluations not counted), lr {config.lr}, "
+        f"warm-up {config.warmup_steps} steps, validation every {config.eval_every} steps:"
+    )
+    print(f"{'model':<12} {'parameters':>11} {'steps':>6} {'seconds':>8} {'valid acc':>10} {'test acc':>9}")
+    for name, parameters, steps, seconds, valid, test in rows:
+        print(f"{name:<12} {parameters:>11,} {steps:>6} {seconds:>8.1f} {valid:>10.2%} {test:>9.2%}")
     print("\nlearning curves (training seconds: validation accuracy):")
-    for name, r in results.items():
-        points = ", ".join(f"{s:.0f}: {a:.1%}" for s, a in zip(*r.curve(), strict=True))
+    for name, (seconds, accuracies) in curves.items():
+        points = ", ".join(f"{s:.0f}: {a:.1%}" for s, a in zip(seconds, accuracies, strict=True))
         print(f"  {name:<12} {points}")
 
 
@@ -140,8 +168,10 @@ def main() -> None:
     name = (
         torch.cuda.get_device_name() if device.type == "cuda" else platform.processor() or platform.machine()
     )
-    print(f"torch {torch.__version__}, {name}, {torch.get_num_threads()} CPU threads, device {device.type}, "
-          f"profile {args.profile}, load average at start {os.getloadavg()[0]:.2f}")  # fmt: skip
+    print(
+        f"torch {torch.__version__}, {name}, {torch.get_num_threads()} CPU threads, "
+        f"device {device.type}, profile {args.profile}, load average at start {os.getloadavg()[0]:.2f}"
+    )
     start = time.perf_counter()
     if args.only in (None, "timing"):
         print("\n== step times ==")

@@ -1,68 +1,101 @@
 """Train chapter 09's translation models on Multi30k (English -> German) and report test BLEU.
 
-Trains the run profile's transformer encoder-decoder for ``minutes`` of wall-clock time (the
+Trains the run profile's transformer encoder-decoder for ``train.minutes`` of training steps (the
 learning rate decays to zero exactly then), translates test_2016_flickr greedily and with beam
 search, and ends with one line::
 
     test BLEU <score> (<sacrebleu signature>) after <minutes> min of training
 
 With ``--rnn`` it first trains the two RNN baselines (GRU bottleneck, Bahdanau attention) for
-``rnn_minutes`` each. The trained weights are saved under the data cache with a name derived from
-the configuration, where chapter 09 finds and loads them instead of training again.
+``rnn_train.minutes`` each. Every run goes through the chapter's own call, ``train(model, batches,
+translation_loss, config)``, with the checkpoint that
+:func:`fromscratch.recipes.translation.translation_checkpoint` names from the run's settings: chapter
+09 builds the same name, so it loads these weights instead of training again (``resume=True``: a
+finished run returns at once, an interrupted one goes on).
 
     export FROMSCRATCH_MIRROR=../shared/data FROMSCRATCH_DATA=_build/data-cache
     flock /tmp/heavy.lock python benchmarks/translation.py --rnn      # cpu profile, about 20 minutes
     python benchmarks/translation.py --profile smoke --rnn           # seconds, to check it runs
 
 To try other settings, ``--minutes``, ``--lr``, ``--rnn-minutes``, ``--rnn-lr`` and
-``--rnn-max-tokens`` override the profile's (nothing is saved then), and ``--val`` scores on the
-validation split, so that choosing settings does not look at the test set.
+``--rnn-max-tokens`` override the profile's (their checkpoints get other names, which the chapter
+never loads), and ``--val`` scores on the validation split, so that choosing settings does not look
+at the test set. ``--fresh`` trains again over a finished checkpoint (to time it); ``--no-save``
+writes none.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import os
 import platform
 import time
+from typing import Any, NamedTuple
 
 import torch
 
+from fromscratch.data.multi30k import TokenBatches
 from fromscratch.models import EncoderDecoder, RNNSeq2Seq
 from fromscratch.profiles import get_profile, pick_device, seed_everything
-from fromscratch.recipes.translation import checkpoint_name, evaluate, prepare, train_for_minutes
-from fromscratch.training.checkpoints import checkpoint_path, save_checkpoint
+from fromscratch.recipes.translation import (
+    TranslationData,
+    evaluate,
+    prepare,
+    training_minutes,
+    translation_checkpoint,
+)
+from fromscratch.training import TrainConfig, train
+from fromscratch.training.losses import translation_loss
 from fromscratch.utils import count_parameters
 
 
-def run_one(name, kind, model, data, run, *, schedule, device, beams, save):
-    print(f"\n## {name}: {count_parameters(model):,} parameters; {schedule}")
-    info = train_for_minutes(model, data, run, **schedule, device=device)
+class Job(NamedTuple):
+    """One model to train and score."""
+
+    title: str  # printed
+    name: str  # the run's name for translation_checkpoint: "transformer", "rnn" or "rnn_attention"
+    model_class: type  # EncoderDecoder or RNNSeq2Seq
+    model_config: Any  # its config
+    train_config: TrainConfig  # how it trains (the profile's, perhaps with overrides)
+    run: Any  # the TranslationRun whose data fields it trains on (max_tokens perhaps overridden)
+    beams: tuple[int, ...]  # beam sizes to score (1: greedy)
+
+
+def run_one(job: Job, data: TranslationData, args, *, device) -> tuple[float, dict]:
+    """Train one model as chapter 09 does, and score it. Returns (minutes in training steps, {beam: BLEU})."""
+    title, name, model_class, model_config, train_config, run, beams = job
+    path = None if args.no_save else translation_checkpoint(name, model_config, train_config, run)
+    config = dataclasses.replace(train_config, checkpoint=path, resume=not args.fresh)
+    found = path is not None and path.is_file() and not args.fresh
+    seed_everything(0)
+    model = model_class(model_config)
+    print(f"\n## {title}: {count_parameters(model):,} parameters; {config}")
+    loss = functools.partial(translation_loss, label_smoothing=run.label_smoothing)
+    start = time.perf_counter()
+    history = train(model, TokenBatches(data.train, run.max_tokens, seed=0), loss, config, device=device)
+    took = time.perf_counter() - start
+    minutes = took / 60 if path is None else training_minutes(config)  # a loaded run's own time too
+    steps = len(history.series("loss")[1])
     print(
-        f"{info['steps']} steps at {info['seconds_per_step']:.2f} s/step, "
-        f"trained in {info['minutes']:.2f} min; final loss {info['history'].last('loss'):.3f}; "
-        f"load average now {os.getloadavg()}"
+        f"{steps} steps in {minutes:.2f} min of training ({60 * minutes / steps:.2f} s/step); this call took "
+        f"{took / 60:.2f} min{' (resumed from ' + str(path) + ')' if found else ''}; "
+        f"final loss {history.last('loss'):.3f}; load average now {os.getloadavg()}"
     )
-    if save:
-        path = checkpoint_path(checkpoint_name(kind, model.config, run, **schedule))
-        record = {k: info[k] for k in ("steps", "minutes", "seconds_per_step")}
-        record["loss"] = info["history"].series("loss")
-        save_checkpoint(path, {"model": model.state_dict(), "info": record})
-        print(f"saved {path}")
     scores = {}
     for beam in beams:
         start = time.perf_counter()
         score, _ = evaluate(model, data, beam_size=beam)
         scores[beam] = score
-        print(f"{name}, {'greedy' if beam == 1 else f'beam {beam}'}: {data.split} BLEU {score} "
-              f"({time.perf_counter() - start:.0f} s to translate)")  # fmt: skip
-    return info, scores
+        how = "greedy" if beam == 1 else f"beam {beam}"
+        print(f"{title}, {how}: {data.split} BLEU {score} ({time.perf_counter() - start:.0f} s to translate)")
+    return minutes, scores
 
 
-def overridden(schedule: dict, **changes) -> dict:
-    """``schedule`` with the command line's overrides (those that are not None)."""
-    return {**schedule, **{k: v for k, v in changes.items() if v is not None}}
+def overridden(config: TrainConfig, **changes) -> TrainConfig:
+    """``config`` with the command line's overrides (those that are not None)."""
+    return dataclasses.replace(config, **{k: v for k, v in changes.items() if v is not None})
 
 
 def main() -> None:
@@ -86,7 +119,8 @@ def main() -> None:
     parser.add_argument(
         "--val", action="store_true", help="score on the validation split (to choose settings)"
     )
-    parser.add_argument("--no-save", action="store_true", help="do not save checkpoints")
+    parser.add_argument("--fresh", action="store_true", help="train again even over a finished checkpoint")
+    parser.add_argument("--no-save", action="store_true", help="do not write checkpoints")
     args = parser.parse_args()
 
     prof = get_profile(args.profile)
@@ -94,38 +128,41 @@ def main() -> None:
     device = pick_device() if args.profile == "gpu" else torch.device("cpu")
     if prof.cpu_threads:
         torch.set_num_threads(prof.cpu_threads)
-    print(f"load average at start: {os.getloadavg()}; {platform.processor() or platform.machine()}, "
-          f"torch {torch.__version__}, {torch.get_num_threads()} threads, device {device}")  # fmt: skip
+    where = platform.processor() or platform.machine()
+    print(
+        f"load average at start: {os.getloadavg()}; {where}, torch {torch.__version__}, "
+        f"{torch.get_num_threads()} threads, device {device}"
+    )
     print(f"profile {prof.name}: {run}")
     data = prepare(run)
     if args.val:
         data = dataclasses.replace(data, test=data.raw.val, split="val")
     print(
-        f"{len(data.train):,} training pairs, {len(data.test):,} {data.split} pairs, vocabulary {run.vocab_size:,}"
+        f"{len(data.train):,} training pairs, {len(data.test):,} {data.split} pairs, "
+        f"vocabulary {run.vocab_size:,}"
     )
 
     if args.rnn or args.only_rnn:
-        for attention, name in ((False, "GRU bottleneck"), (True, "GRU + Bahdanau attention")):
-            seed_everything(0)
-            model = RNNSeq2Seq(run.rnn(attention))
-            kind = "rnn_attention" if attention else "rnn"
-            changes = dict(minutes=args.rnn_minutes, lr=args.rnn_lr, max_tokens=args.rnn_max_tokens)
-            schedule = overridden(run.schedule(kind), **changes)
-            save = not args.no_save and schedule == run.schedule(kind)
-            run_one(name, kind, model, data, run, schedule=schedule, device=device, beams=(1,), save=save)
+        rnn_train = overridden(run.rnn_train, minutes=args.rnn_minutes, lr=args.rnn_lr)
+        rnn_run = dataclasses.replace(run, max_tokens=args.rnn_max_tokens or run.max_tokens)
+        for title, name, config in (
+            ("GRU bottleneck", "rnn", run.rnn),
+            ("GRU + Bahdanau attention", "rnn_attention", run.rnn_attention),
+        ):
+            job = Job(title, name, RNNSeq2Seq, config, rnn_train, rnn_run, (1,))
+            run_one(job, data, args, device=device)
     if args.only_rnn:
         return
-    seed_everything(0)
-    model = EncoderDecoder(run.model)
-    schedule = overridden(run.schedule("transformer"), minutes=args.minutes, lr=args.lr)
-    save = not args.no_save and schedule == run.schedule("transformer")
-    info, scores = run_one("transformer", "transformer", model, data, run, schedule=schedule, device=device,
-                           beams=(1, run.beam_size), save=save)  # fmt: skip
+    train_config = overridden(run.train, minutes=args.minutes, lr=args.lr)
+    job = Job("transformer", "transformer", EncoderDecoder, run.model, train_config, run, (1, run.beam_size))
+    minutes, scores = run_one(job, data, args, device=device)
     beam = max(scores, key=lambda k: scores[k].score)
     how = "greedy" if beam == 1 else f"beam {beam}"
-    print(f"config: {dataclasses.asdict(model.config)}")
-    print(f"{data.split} BLEU {scores[beam].score:.1f} ({scores[beam].signature}) after {info['minutes']:.1f} min of "
-          f"training ({how}, {args.profile} profile; load average at the end {os.getloadavg()})")  # fmt: skip
+    print(f"config: {dataclasses.asdict(run.model)}")
+    print(
+        f"{data.split} BLEU {scores[beam].score:.1f} ({scores[beam].signature}) after {minutes:.1f} min of "
+        f"training ({how}, {args.profile} profile; load average at the end {os.getloadavg()})"
+    )
 
 
 if __name__ == "__main__":

@@ -18,10 +18,8 @@ from fromscratch.models import EncoderDecoder, EncoderDecoderConfig, RNNSeq2Seq
 from fromscratch.models.pool_dropout import PoolDropout
 from fromscratch.utils import evaluating
 
-SMALL = EncoderDecoderConfig(
-    src_vocab_size=50, tgt_vocab_size=50, emb=16, heads=4, encoder_depth=2, decoder_depth=2, ff_mult=2, dropout=0.0,
-    max_len=20,
-)
+SIZES = dict(emb=16, heads=4, encoder_depth=2, decoder_depth=2, ff_mult=2, dropout=0.0, max_len=20)
+SMALL = EncoderDecoderConfig(src_vocab_size=50, tgt_vocab_size=50, **SIZES)
 
 
 def batch(seed: int = 0, b: int = 3, ts: int = 7, tt: int = 6):

@@ -79,7 +79,9 @@ def test_a_file_of_the_wrong_length_is_not_taken_for_the_full_enwik8(small_mirro
 
 
 def load_with_tiny_prefix(data_bytes: int | None, dataset: str, **options) -> enwik8.Enwik8:
-    """``data_bytes`` of the tiny mirror's "full" file ``dataset`` (2,000 bytes) or of its 1,000-byte prefix."""
+    """``data_bytes`` of the tiny mirror's "full" file ``dataset`` (2,000 bytes) or of its 1,000-byte
+    prefix.
+    """
     return enwik8.load(
         data_bytes,
         dataset=dataset,

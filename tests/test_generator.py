@@ -92,13 +92,11 @@ def test_built_from_every_profile():
     for name in ("smoke", "cpu", "gpu"):
         run = get_profile(name).enwik8
         model = Generator(run.model)
-        assert (
-            model.context == run.context and len(model.stack.blocks) == run.depth and model.vocab_size == 256
-        )
+        assert model.config == run.model and len(model.stack.blocks) == run.model.depth
+        assert model.context == run.model.context and model.vocab_size == 256
         demo = Generator(run.model, context=run.demo_context, causal=False)
-        assert (
-            demo.config.context == run.demo_context and not demo.config.causal and demo.config.emb == run.emb
-        )
+        assert demo.config.context == run.demo_context and not demo.config.causal
+        assert demo.config.emb == run.model.emb
 
 
 def test_config_defaults_are_the_blogs_model():

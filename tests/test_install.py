@@ -21,6 +21,7 @@ from __future__ import annotations
 import importlib.metadata as metadata
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -111,7 +112,17 @@ def fresh_environment(where: Path, wheel: Path) -> Path:
     for dist in closure([*declared(wheel), *(Requirement(name) for name in COLAB_HAS)]):
         if dist.metadata["Name"].lower() != "fromscratch":
             link(dist, site)
-    install = [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index", "-q"]
+    install = [
+        sys.executable,
+        "-m",
+        "pip",
+        "--python",
+        str(python),
+        "install",
+        "--no-deps",
+        "--no-index",
+        "-q",
+    ]
     subprocess.run([*install, str(wheel)], check=True, capture_output=True)
     return python
 
@@ -156,19 +167,29 @@ def test_every_chapter_runs_from_the_installed_wheel(tmp_path):
     colab = tmp_path / "colab"  # as /content is on Colab
     chapters = copy_chapters(env, colab / "notebooks")
     assert chapters, "notebooks/ holds no chapter"
-    shutil.copy(ROOT / "conftest.py", colab / "conftest.py")  # nbval's set-up for checked cells, not the kernel's
+    shutil.copy(
+        ROOT / "conftest.py", colab / "conftest.py"
+    )  # nbval's set-up for checked cells, not the kernel's
     environ = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    environ.update(
-        JUPYTER_PATH=str(tmp_path / "jupyter"), FROMSCRATCH_PROFILE="smoke", PYTHONNOUSERSITE="1", MPLBACKEND="agg"
-    )
-    command = [
-        sys.executable, "-m", "pytest", "--nbval-lax", f"--nbval-kernel-name={KERNEL}",
-        f"--nbval-cell-timeout={CELL_TIMEOUT}", "-p", "no:cacheprovider", f"--rootdir={colab}", "-q",
-        "--durations=0", "notebooks",
-    ]  # fmt: skip
+    environ.update(JUPYTER_PATH=str(tmp_path / "jupyter"), FROMSCRATCH_PROFILE="smoke", PYTHONNOUSERSITE="1")
+    nbval = ["--nbval-lax", f"--nbval-kernel-name={KERNEL}", f"--nbval-cell-timeout={CELL_TIMEOUT}"]
+    options = ["-p", "no:cacheprovider", f"--rootdir={colab}", "-q", "--durations=0"]
+    command = [sys.executable, "-m", "pytest", *nbval, *options, "notebooks"]
     run = subprocess.run(command, cwd=colab, env=environ, capture_output=True, text=True)
-    print(run.stdout[-6000:])  # the per-chapter durations, shown with -s or on failure
+    print(chapter_seconds(run.stdout))  # shown with -s, or on failure
+    out = re.sub(r"\x1b\[[0-9;]*m", "", run.stdout)  # without terminal colours
+    first_failure = out[out.find("= FAILURES =") :][:8000] if "= FAILURES =" in out else out[-8000:]
+    failed = "\n".join(line for line in out.splitlines() if line.startswith(("FAILED", "ERROR")))
     assert run.returncode == 0, (
         f"a chapter fails when installed from the wheel and run outside the checkout (a dependency not "
-        f"declared? a file of the checkout?):\n{run.stdout[-12000:]}\n{run.stderr[-3000:]}"
+        f"declared? a file of the checkout?):\n{first_failure}\n...\n{failed}\n{run.stderr[-3000:]}"
     )
+
+
+def chapter_seconds(report: str) -> str:
+    """Seconds per chapter, summed from pytest's ``--durations=0`` lines (setup, cells, teardown)."""
+    seconds: dict[str, float] = {}
+    for match in re.finditer(r"^([\d.]+)s\s+\w+\s+notebooks/([^:]+)::", report, flags=re.MULTILINE):
+        seconds[match[2]] = seconds.get(match[2], 0.0) + float(match[1])
+    rows = [f"{name:<40} {value:6.1f} s" for name, value in sorted(seconds.items())]
+    return "\n".join([*rows, f"{'all chapters':<40} {sum(seconds.values()):6.1f} s"])

@@ -101,7 +101,9 @@ def test_the_blogs_arithmetic():
 
 @pytest.mark.parametrize("name", PROFILE_NAMES)
 def test_every_chapters_profile_model_fits_a_t4(name):
-    """Each run whose model the estimate covers: its training step must fit a Colab T4 (15 GB, 80 % usable)."""
+    """Each run whose model the estimate covers: its training step must fit a Colab T4 (15 GB, 80 %
+    usable).
+    """
     for run, config, batch in training_runs(get_profile(name)):
         estimate = estimate_memory(config, batch, precision="fp16" if name == "gpu" else "fp32")  # a T4: fp16
         assert fits(estimate, T4_BYTES), f"{name}, {run}: {config} needs {mib(estimate.total)}"

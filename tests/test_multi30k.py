@@ -165,7 +165,7 @@ def test_batches_cover_every_pair_once_within_the_token_budget(tiny_mirror):
 
 
 def two_pairs() -> dict[str, torch.Tensor]:
-    """A batch of two sentence pairs: sources of 3 and 1 tokens, targets ``<s> 11 12 </s>`` and ``<s> 13 </s>``."""
+    """Two sentence pairs collated: sources of 3 and 1 tokens, targets ``<s> 11 12 </s>``, ``<s> 13 </s>``."""
     targets = [torch.tensor([BOS_ID, 11, 12, EOS_ID]), torch.tensor([BOS_ID, 13, EOS_ID])]
     return collate([torch.tensor([7, 8, 9]), torch.tensor([5])], targets)
 
@@ -174,7 +174,8 @@ def test_collate_shifts_targets_for_teacher_forcing():
     batch = two_pairs()
     assert batch["src"].tolist() == [[7, 8, 9], [5, 0, 0]]
     assert batch["src_padding_mask"].tolist() == [[True] * 3, [True, False, False]]
-    assert batch["tgt_in"].tolist() == [[BOS_ID, 11, 12], [BOS_ID, 13, EOS_ID]]  # (</s> as padding, unread)
+    # the second row reads </s> at its last position, where tgt_out is padding: that prediction is not scored
+    assert batch["tgt_in"].tolist() == [[BOS_ID, 11, 12], [BOS_ID, 13, EOS_ID]]
     assert batch["tgt_out"].tolist() == [[11, 12, EOS_ID], [13, EOS_ID, PAD_ID]]
     assert batch["tgt_padding_mask"].tolist() == [[True] * 3, [True, True, False]]
 
@@ -189,4 +190,6 @@ def test_translation_loss_ignores_padding_and_smooths_labels():
     real = batch["tgt_padding_mask"]
     expected = torch.nn.functional.cross_entropy(logits[real], batch["tgt_out"][real])
     torch.testing.assert_close(plain, expected)
-    assert translation_loss(model, batch) > plain  # smoothing adds the cost of the spread-out mass
+    # smoothing 0.1: the target is 90% the right token and 10% spread evenly over all V tokens
+    spread = -torch.log_softmax(logits[real], dim=-1).mean(-1).mean()  # cross-entropy against uniform
+    torch.testing.assert_close(translation_loss(model, batch), 0.9 * plain + 0.1 * spread)

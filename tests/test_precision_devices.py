@@ -138,3 +138,13 @@ def test_setup_prints_one_line_with_the_gpu_and_the_precision(monkeypatch, capsy
     assert len(lines) == 1 and device.type == "cuda" and prof.name == "gpu"
     assert GPUS[card][0] in lines[0] and "profile=gpu" in lines[0]
     assert f"precision auto={choose_precision('cuda', 'auto')}" in lines[0]
+
+
+@pytest.mark.parametrize("card", GPUS)
+def test_the_plan_without_a_gpu_chooses_as_the_gpu_would(monkeypatch, card):
+    wanted = ("auto", "best", "fp32", "bf16", "fp16")
+    plan = [precision.choose_for_gpu(GPUS[card][1], p) for p in wanted]
+    fake_gpu(monkeypatch, card)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrecisionWarning)
+        assert plan == [choose_precision("cuda", p) for p in wanted]

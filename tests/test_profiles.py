@@ -35,10 +35,11 @@ def test_unknown_profile_is_a_clear_error(monkeypatch):
 
 def test_profiles_grow_from_smoke_to_gpu():
     smoke, cpu, gpu = (profiles.get_profile(n) for n in profiles.PROFILE_NAMES)
-    assert smoke.imdb.emb <= cpu.imdb.emb <= gpu.imdb.emb
-    assert smoke.enwik8.context <= cpu.enwik8.context <= gpu.enwik8.context
-    assert (gpu.imdb.depth, gpu.imdb.max_len, gpu.imdb.emb, gpu.imdb.heads) == (6, 512, 128, 8)  # the blog's
-    assert (gpu.enwik8.depth, gpu.enwik8.emb, gpu.enwik8.context, gpu.enwik8.batch_size) == (12, 256, 256, 32)
+    assert smoke.imdb.model.emb <= cpu.imdb.model.emb <= gpu.imdb.model.emb
+    assert smoke.enwik8.model.context <= cpu.enwik8.model.context <= gpu.enwik8.model.context
+    classifier, generator = gpu.imdb.model, gpu.enwik8.model  # the blog's
+    assert (classifier.depth, classifier.max_len, classifier.emb, classifier.heads) == (6, 512, 128, 8)
+    assert (generator.depth, generator.emb, generator.context, gpu.enwik8.batch_size) == (12, 256, 256, 32)
 
 
 def test_setup_seeds_and_reports(monkeypatch, capsys):
@@ -52,27 +53,21 @@ def test_setup_seeds_and_reports(monkeypatch, capsys):
     assert prof.name == "smoke"
 
 
-def test_runs_build_the_model_configs():
+def test_early_runs_hold_model_and_train_configs():
     from fromscratch.models import ClassifierConfig, GeneratorConfig
     from fromscratch.tokenizers.words import SPECIALS
+    from fromscratch.training import TrainConfig
 
     for name in profiles.PROFILE_NAMES:
         prof = profiles.get_profile(name)
-        imdb, enwik8 = prof.imdb.model, prof.enwik8.model
-        assert isinstance(imdb, ClassifierConfig) and isinstance(enwik8, GeneratorConfig)
-        assert imdb.vocab_size == prof.imdb.vocab_words + len(SPECIALS) and imdb.max_len == prof.imdb.max_len
-        assert (imdb.emb, imdb.heads, imdb.depth, imdb.dropout) == (
-            prof.imdb.emb,
-            prof.imdb.heads,
-            prof.imdb.depth,
-            prof.imdb.dropout,
-        )
-        assert (enwik8.emb, enwik8.heads, enwik8.depth, enwik8.context) == (
-            prof.enwik8.emb,
-            prof.enwik8.heads,
-            prof.enwik8.depth,
-            prof.enwik8.context,
-        )
+        assert isinstance(prof.imdb.model, ClassifierConfig)
+        assert isinstance(prof.enwik8.model, GeneratorConfig)
+        for run in (prof.movielens, prof.imdb, prof.enwik8):
+            assert isinstance(run.train, TrainConfig) and not hasattr(run, "tag")
+        assert isinstance(prof.enwik8.demo, TrainConfig) and prof.enwik8.demo.lr == prof.enwik8.train.lr
+        assert prof.imdb.model.vocab_size == prof.imdb.vocab_words + len(SPECIALS)
+        assert prof.imdb.train.epochs is not None and prof.enwik8.train.steps is not None
+        assert prof.movielens.train.precision == "fp32"  # dot products of short vectors: no mixed precision
     assert profiles.get_profile("gpu").imdb.model == ClassifierConfig(
         dropout=0.1
     )  # the blog's model, with dropout
@@ -100,18 +95,41 @@ def test_modern_runs_hold_bert_and_train_configs():
     )
 
 
-def test_translation_schedules_are_the_keywords_of_train_for_minutes():
-    import inspect
+def test_translation_run_holds_its_models_and_training_configs():
+    from dataclasses import replace
 
-    from fromscratch.recipes.translation import train_for_minutes
+    from fromscratch.models import EncoderDecoderConfig, RNNSeq2SeqConfig
+    from fromscratch.recipes.translation import translation_checkpoint
+    from fromscratch.training import TrainConfig
 
-    keywords = set(inspect.signature(train_for_minutes).parameters)
     for name in profiles.PROFILE_NAMES:
         run = profiles.get_profile(name).translation
-        for kind in ("transformer", "rnn", "rnn_attention"):
-            assert set(run.schedule(kind)) <= keywords
-        assert (
-            run.schedule("rnn")["minutes"] == run.rnn_minutes and run.schedule("transformer")["lr"] == run.lr
-        )
-    with pytest.raises(ValueError, match="kind must be"):
-        profiles.get_profile("smoke").translation.schedule("lstm")
+        assert isinstance(run.model, EncoderDecoderConfig) and isinstance(run.rnn, RNNSeq2SeqConfig)
+        assert isinstance(run.train, TrainConfig) and isinstance(run.rnn_train, TrainConfig)
+        assert run.model.src_vocab_size == run.model.tgt_vocab_size == run.rnn.vocab_size == run.vocab_size
+        assert run.model.max_len == run.rnn.max_len == run.max_len
+        assert not run.rnn.attention and run.rnn_attention == replace(run.rnn, attention=True)
+        assert run.train.minutes and run.rnn_train.minutes  # time budgets; the lr decays to 0 at their end
+        # the checkpoint's name follows every setting that shapes the weights, and nothing else
+        first = translation_checkpoint("transformer", run.model, run.train, run)
+        assert first.name.startswith("09_transformer-")
+        for model, train, data, same in [
+            (run.model, replace(run.train, progress=False), run, True),
+            (run.model, replace(run.train, lr=1.0), run, False),
+            (replace(run.model, dropout=0.0), run.train, run, False),
+            (run.model, run.train, replace(run, max_tokens=1), False),
+        ]:
+            assert (translation_checkpoint("transformer", model, train, data) == first) == same
+
+
+def test_sequence_runs_hold_model_and_train_configs():
+    from fromscratch.models import SequenceClassifierConfig
+    from fromscratch.training import TrainConfig
+
+    for name in profiles.PROFILE_NAMES:
+        run = profiles.get_profile(name).sequence
+        assert all(isinstance(c, SequenceClassifierConfig) for c in (run.transformer, run.rnn, run.cnn))
+        assert (run.rnn.encoder, run.cnn.encoder) == ("rnn", "cnn")
+        assert isinstance(run.task_train, TrainConfig) and run.task_train.steps is not None
+        # 8.4 races on the clock: a time budget only, the same TrainConfig for every model
+        assert run.imdb_train.minutes and run.imdb_train.steps is None and run.imdb_train.epochs is None

@@ -79,7 +79,7 @@ def test_planted_low_rank_matrix_is_recovered():
     before = rec.rmse(model, held_out)
     per_epoch = math.ceil(len(known) / 64)  # as chapter 01 trains: batches of 64, warm-up over one epoch
     config = TrainConfig(
-        steps=60 * per_epoch, lr=0.05, warmup_steps=per_epoch, grad_clip=None, precision="fp32", progress=False
+        steps=60 * per_epoch, lr=0.05, warmup_steps=per_epoch, grad_clip=None, progress=False
     )
     history = train(
         model,

@@ -1,31 +1,25 @@
-"""Chapter 08's fair comparisons: one parameter budget, one clock, the three experiments at toy size."""
+"""Chapter 08's fair comparisons: one parameter budget, one clock, the experiments' parts at toy size."""
 
 from __future__ import annotations
 
-import math
-from dataclasses import fields
+from dataclasses import fields, replace
 
 import pytest
 import torch
 
-from fromscratch.data.synthetic import match_task, task_batches
 from fromscratch.models import SequenceClassifier, SequenceClassifierConfig
 from fromscratch.profiles import PROFILE_NAMES, get_profile
-from fromscratch.recipes.sequence_compare import budget_configs, random_batch, step_seconds, train_for_seconds
-from fromscratch.recipes.sequence_tasks import (
-    TaskSize,
-    crossover,
-    distance_sweep,
-    race,
-    step_time_table,
-)
+from fromscratch.recipes.sequence_compare import budget_configs, random_batch, step_seconds
+from fromscratch.recipes.sequence_tasks import MatchData, crossover, step_time_table, task_accuracy
+from fromscratch.training import TrainConfig, train
+from fromscratch.training.losses import classification_loss
 from fromscratch.utils import count_parameters, loglog_slope
 
 TINY = SequenceClassifierConfig(vocab_size=12, emb=16, heads=2, depth=1, max_len=16)
 
 
 def test_budget_configs_give_the_rnn_and_cnn_the_transformers_parameter_count():
-    configs = budget_configs(TINY, rnn={"depth": 1}, cnn={"depth": 3, "kernel": 5})
+    configs = budget_configs(TINY, rnn=replace(TINY, depth=1), cnn=replace(TINY, depth=3, kernel=5))
     assert list(configs) == ["bag", "rnn", "cnn", "transformer"]
     counts = {name: count_parameters(SequenceClassifier(c)) for name, c in configs.items()}
     for name in ("rnn", "cnn"):
@@ -39,13 +33,14 @@ def test_budget_configs_give_the_rnn_and_cnn_the_transformers_parameter_count():
 def test_profiles_size_the_four_models_alike():
     for name in PROFILE_NAMES:
         run = get_profile(name).sequence
-        configs = run.configs(vocab_size=run.task_vocab, max_len=run.task_length)
+        configs = run.configs(vocab_size=run.task.vocab, max_len=run.task.length)
         with torch.device("meta"):
             counts = {k: count_parameters(SequenceClassifier(c)) for k, c in configs.items()}
         for encoder in ("rnn", "cnn"):
             assert abs(counts[encoder] / counts["transformer"] - 1) < 0.05, (name, counts)
-        assert all(d < run.task_length for d in run.task_distances), name
-        assert run.task.length == run.task_length and run.imdb_vocab_size == run.imdb_vocab_words + 3
+        assert all(d < run.task.length for d in run.task_distances), name
+        assert configs["rnn"].vocab_size == run.task.vocab and configs["cnn"].max_len == run.task.length
+        assert run.transformer.vocab_size == run.imdb_vocab_words + 3  # the IMDb models: words + specials
 
 
 def test_every_run_field_is_documented():
@@ -75,67 +70,56 @@ def test_step_time_table_and_its_slopes():
     lengths = [64, 128, 256, 512]
     assert loglog_slope(lengths, [t**2 * 1e-6 for t in lengths]) == pytest.approx(2.0)
     assert loglog_slope(lengths, [1.0, 1.0, 2.0, 4.0], last=3) == pytest.approx(1.0)
-    with pytest.raises(ValueError, match="at least two lengths"):
+    with pytest.raises(ValueError, match="at least two points"):
         loglog_slope([64], [1.0])
     assert crossover(lengths, [1, 2, 5, 9], [3, 3, 3, 3]) == 256
     assert crossover(lengths, [1, 1, 1, 1], [3, 3, 3, 3]) is None
 
 
-def test_distance_sweep_is_deterministic_and_scores_accuracies():
-    configs = budget_configs(TINY, cnn={"depth": 1}, encoders=["bag", "cnn"])
-    size = TaskSize(length=16, vocab=6, symbols=2, train=64, test=32, steps=3, batch=16, lr=1e-2)
-    first = distance_sweep(configs, [2, 15], size, progress=False)
-    assert first == distance_sweep(configs, [2, 15], size, progress=False)
-    assert set(first) == {"bag", "cnn"} and all(
-        len(v) == 2 and all(0 <= a <= 1 for a in v) for v in first.values()
-    )
+def test_match_data_gives_every_model_the_same_sequences_and_batches():
+    data = MatchData(length=16, vocab=6, symbols=2, train_size=64, test_size=32, batch=16)
+    (training, test), (again, _) = data.split(15), data.split(15)
+    assert torch.equal(training["tokens"], again["tokens"]) and test["tokens"].shape == (32, 16)
+    assert not torch.equal(training["tokens"][:32], test["tokens"])  # a separate, seeded test set
+    first, second = data.batches(training), data.batches(training)  # one per model
+    epoch = [b["index"] for b in first()]
+    assert len(epoch) == 4 and all(torch.equal(a, b["index"]) for a, b in zip(epoch, second(), strict=True))
+    assert not all(torch.equal(a, b["index"]) for a, b in zip(epoch, first(), strict=True))  # a new order
+
+
+def test_a_trained_model_beats_chance_on_a_short_distance():
+    data = MatchData(length=8, vocab=8, symbols=2, train_size=512, test_size=256, batch=32)
+    training, test = data.split(2)
+    configs = budget_configs(replace(TINY, vocab_size=8, max_len=8), encoders=["transformer"])
+    torch.manual_seed(0)
+    model = SequenceClassifier(configs["transformer"])
+    chance = task_accuracy(model, test)
+    config = TrainConfig(steps=150, lr=1e-2, warmup_steps=15, progress=False)
+    train(model, data.batches(training), classification_loss, config)
+    assert 0 <= chance <= 1 and task_accuracy(model, test) > 0.8
 
 
 def _evaluate(task):
     def evaluate(model):
-        logits = model(task["tokens"], padding_mask=task["padding_mask"])  # (n, 2)
-        return {"accuracy": (logits.argmax(-1) == task["labels"]).float().mean().item()}
+        return {"accuracy": task_accuracy(model, task)}
 
     return evaluate
 
 
-def test_train_for_seconds_records_time_at_each_evaluation():
-    task = match_task(128, 16, 3, vocab_size=6)
-    torch.manual_seed(0)
-    model = SequenceClassifier(TINY, encoder="cnn", depth=2)
-    history = train_for_seconds(
-        model, task_batches(task, 16), 0.5, lr=1e-2, evaluate=_evaluate(task), evals=3, progress=False
-    )
-    rows = [r for r in history.rows if "seconds" in r]
-    assert len(rows) >= 3 and all(0 <= r["accuracy"] <= 1 for r in rows)
-    seconds = [r["seconds"] for r in rows]
-    assert seconds == sorted(seconds) and seconds[-1] > 0
-    with pytest.raises(ValueError, match="seconds must be positive"):
-        train_for_seconds(model, task_batches(task, 16), 0, lr=1e-2, evaluate=_evaluate(task))
-    with pytest.raises(ValueError, match="calibration_steps"):
-        train_for_seconds(
-            model, task_batches(task, 16), 1, lr=1e-2, evaluate=_evaluate(task), calibration_steps=0
-        )
-
-
-def test_race_trains_every_model_on_the_same_clock():
-    task = match_task(128, 16, 3, vocab_size=6)
-    configs = budget_configs(TINY, encoders=["bag", "transformer"])
-    results = race(
-        configs,
-        lambda: task_batches(task, 16, generator=torch.Generator().manual_seed(0)),
-        seconds=0.3,
-        lr=1e-2,
-        evaluate=_evaluate(task),
-        test=lambda model: _evaluate(task)(model)["accuracy"],
-        evals=2,
-        progress=False,
-    )
-    assert set(results) == {"bag", "transformer"}
-    for result in results.values():
-        seconds, accuracy = result.curve()
-        assert len(seconds) == len(accuracy) >= 2 and result.steps >= 2 and not math.isnan(result.seconds)
-        assert 0 <= result.test_accuracy <= 1 and result.parameters > 0
+def test_a_time_budget_stops_every_model_on_the_same_clock():
+    data = MatchData(length=16, vocab=6, symbols=None, train_size=128, test_size=64, batch=16)
+    training, test = data.split(3)
+    config = TrainConfig(minutes=0.3 / 60, lr=1e-2, warmup_steps=2, eval_every=3, progress=False)
+    steps = {}
+    for name, model_config in budget_configs(TINY, encoders=["bag", "transformer"]).items():
+        torch.manual_seed(0)
+        model = SequenceClassifier(model_config)
+        history = train(model, data.batches(training), classification_loss, config, evaluate=_evaluate(test))
+        seconds, accuracy = history.series("accuracy", x="seconds")  # one point per evaluation
+        assert len(seconds) >= 2 and seconds == sorted(seconds) and all(0 <= a <= 1 for a in accuracy)
+        assert 0.3 <= seconds[-1] < 0.3 + 1.0, name  # the budget, overshot by at most the last step
+        steps[name] = history.series("loss")[0][-1]
+    assert steps["bag"] > steps["transformer"]  # cheaper steps: more of them in the same seconds
 
 
 def test_count_nonlinearities_finds_the_blogs_two_per_block():

@@ -57,7 +57,8 @@ def canonical(name: str) -> str:
 
 def inputs(root: Path = ROOT) -> list[Requirement]:
     """The loose requirements: requirements.txt's lines and pyproject.toml's dependencies."""
-    import tomllib  # Python 3.11+ (make lock and the lock's test), imported here so that 3.10 can import the module
+    # Python 3.11+ (make lock and the lock's test), imported here so that 3.10 can import the module
+    import tomllib
 
     lines = [line.split("#")[0].strip() for line in (root / "requirements.txt").read_text().splitlines()]
     found = [Requirement(line) for line in lines if line and not line.startswith("-")]
@@ -151,8 +152,14 @@ def release_hashes(name: str, version: str, index_url: str) -> list[str]:
 def render(pins: dict[str, tuple[str, set[str]]], hashes: dict[str, list[str]]) -> str:
     """The lock file: a header, then each pin with its hashes and what needs it."""
     lines = [
-        "# requirements.lock: written by `make lock` (tools/lock.py) from requirements.txt and pyproject.toml.",
-        "# Every release is pinned with the sha256 of all its files. Left out, installed before the lock by the",
+        (
+            "# requirements.lock: written by `make lock` (tools/lock.py) from requirements.txt and "
+            "pyproject.toml."
+        ),
+        (
+            "# Every release is pinned with the sha256 of all its files. Left out, installed before the "
+            "lock by the"
+        ),
         f"# Makefile: {', '.join(sorted(LEFT_OUT))} and what only it needs.",
     ]
     for name, (version, parents) in pins.items():

@@ -1,4 +1,5 @@
-"""Build one reveal.js deck per chapter, fully offline: ``make slides`` → ``_build/slides/NN_name.slides.html``.
+"""Build one reveal.js deck per chapter, fully offline: ``make slides`` →
+``_build/slides/NN_name.slides.html``.
 
 The decks come from the chapters' notebooks and their slideshow metadata (``jupyter nbconvert --to
 slides``), with what a lecture needs and nothing a CDN has to serve:

@@ -108,7 +108,9 @@ def computed_scores(kind: str, t: int, block: int, *, summary: int = 1) -> int:
 
 
 def _far_keys(kind: str, x: Tensor, block: int, summary: int) -> Tensor:
-    """The far part's keys or values: strided ``(b, h, l, nb, d)`` (column c, row r), fixed ``(b, h, nb·c, d)``."""
+    """The far part's keys or values: strided ``(b, h, l, nb, d)`` (column c, row r), fixed
+    ``(b, h, nb·c, d)``.
+    """
     b, h, t, d = x.shape
     rows = x.view(b, h, t // block, block, d)  # (b, h, nb, l, d): row r is block r
     if kind == "strided":
@@ -181,6 +183,8 @@ def sparse_attention(q: Tensor, k: Tensor, v: Tensor, kind: str, block: int, *, 
 def dense_sparse_attention(
     q: Tensor, k: Tensor, v: Tensor, kind: str, block: int, *, summary: int = 1
 ) -> Tensor:
-    """The teaching form: all ``t²`` scores, then :func:`sparse_mask`. q, k, v ``(b, h, t, d)`` -> ``(b, h, t, d)``."""
+    """The teaching form: all ``t²`` scores, then :func:`sparse_mask`. q, k, v ``(b, h, t, d)`` ->
+    ``(b, h, t, d)``.
+    """
     mask = sparse_mask(kind, q.size(-2), block, summary=summary).to(q.device)  # (t, t)
     return scaled_dot_product_attention(q, k, v, mask)[0]  # (b, h, t, d)

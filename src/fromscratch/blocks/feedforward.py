@@ -20,10 +20,13 @@ Shape legend: ``b`` batch, ``t`` length, ``e`` embedding.
 
 from __future__ import annotations
 
+from functools import partial
+
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-ACTIVATIONS = {"relu": nn.ReLU, "gelu": nn.GELU}  # the blog's and Vaswani et al.'s; BERT's and GPT's
+# the blog's and Vaswani et al.'s; BERT's; GPT-2's "gelu_new" (tanh approximation, ~1e-3 from exact GELU)
+ACTIVATIONS = {"relu": nn.ReLU, "gelu": nn.GELU, "gelu_tanh": partial(nn.GELU, approximate="tanh")}
 FEEDFORWARDS = ("mlp", "swiglu")  # FeedForward (chapter 05), SwiGLU (chapter 14)
 
 
@@ -50,6 +53,7 @@ class FeedForward(nn.Module):
         if activation not in ACTIVATIONS:
             raise ValueError(f"activation must be one of {', '.join(ACTIVATIONS)}; got {activation!r}.")
         width = ff_mult * emb if hidden is None else hidden
+        self.activation = activation  # its name, for interop (a module can't say which GELU it is)
         self.net = nn.Sequential(
             nn.Linear(emb, width, bias=bias),
             ACTIVATIONS[activation](),

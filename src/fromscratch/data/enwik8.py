@@ -135,8 +135,8 @@ def load(
     hint = ""
     if prefix is not None:
         hint = (
-            f"\n(Only the first {prefix_bytes:,} bytes are registered separately, as {lookup(prefix).name}: a "
-            f"run with data_bytes <= {prefix_bytes:,}, such as the smoke profile, needs only that one.)"
+            f"\n(Only the first {prefix_bytes:,} bytes are registered separately, as {lookup(prefix).name}: "
+            f"a run with data_bytes <= {prefix_bytes:,}, such as the smoke profile, needs only that one.)"
         )
     if data_bytes is not None and data_bytes <= 0:
         raise ValueError(

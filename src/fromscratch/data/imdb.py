@@ -119,7 +119,8 @@ def _balanced_subset(names: list[str], n: int | None, seed: int) -> list[int]:
     neg = [i for i, name in enumerate(names) if name.startswith("neg/")]
     if not 1 <= n <= len(names):
         raise ValueError(
-            f"Asked for {n} reviews, but the split has {len(names)}; choose 1..{len(names)} (or None for all)."
+            f"Asked for {n} reviews, but the split has {len(names)}; "
+            f"choose 1..{len(names)} (or None for all)."
         )
     rng = np.random.default_rng(seed)
     n_pos = (n + 1) // 2

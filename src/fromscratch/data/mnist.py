@@ -42,8 +42,10 @@ __all__ = [
     "FILES",
     "ImageBatches",
     "Images",
+    "OddOneOutBatches",
     "fetch_part",
     "load",
+    "odd_one_out",
     "read_idx",
     "to_float",
 ]
@@ -217,3 +219,41 @@ def _shifted(x: torch.Tensor, shift: int) -> torch.Tensor:
     batch = torch.arange(b)[:, None, None, None]  # (b, 1, 1, 1)
     channel = torch.arange(x.size(1))[None, :, None, None]  # (1, c, 1, 1)
     return padded[batch, channel, rows, cols]  # (b, c, h, w)
+
+
+# --- 13.1: sets of digits, one of them the odd one out ---------------------------------------------
+def odd_one_out(
+    images: torch.Tensor, labels: torch.Tensor, count: int, *, set_size: int = 10, generator=None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``count`` sets of ``set_size`` digits: all of one class but one, the odd one, at a random place.
+
+    images uint8 ``(n, h, w)``, labels ``(n,)``. Returns uint8 sets ``(count, set_size, h, w)`` and the
+    class of each set's odd digit ``(count,)``, the answer a model must give (any order of a set has
+    the same answer). Digits are drawn with ``generator`` (default: PyTorch's global one).
+    """
+    order = labels.argsort()  # indices of class 0, then class 1, ...
+    sizes = torch.bincount(labels, minlength=10)  # (10,)
+    starts = sizes.cumsum(0) - sizes  # (10,): where each class begins in `order`
+    common = torch.randint(0, 10, (count,), generator=generator)  # (count,): the majority class
+    odd = (common + torch.randint(1, 10, (count,), generator=generator)) % 10  # (count,): another class
+    classes = common[:, None].repeat(1, set_size)  # (count, k)
+    place = torch.randint(0, set_size, (count,), generator=generator)  # (count,): where the odd one sits
+    classes[torch.arange(count), place] = odd
+    pick = (torch.rand(count, set_size, generator=generator) * sizes[classes]).long()  # (count, k)
+    return images[order[starts[classes] + pick]], odd  # (count, k, h, w), (count,)
+
+
+class OddOneOutBatches:
+    """Endless batches ``(sets (b, k, h·w) float in [0, 1], odd (b,))`` of fresh :func:`odd_one_out` sets.
+
+    Each element of a set is a flattened digit; the sets are drawn anew for every batch from PyTorch's
+    global generator, so no set is seen twice (there are far more sets than training steps).
+    """
+
+    def __init__(self, images: torch.Tensor, labels: torch.Tensor, batch_size: int, *, set_size: int = 10):
+        self.images, self.labels, self.batch_size, self.set_size = images, labels, batch_size, set_size
+
+    def __iter__(self) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+        while True:
+            sets, odd = odd_one_out(self.images, self.labels, self.batch_size, set_size=self.set_size)
+            yield sets.flatten(2).float() / 255, odd  # (b, k, h·w), (b,)

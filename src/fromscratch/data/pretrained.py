@@ -1,4 +1,5 @@
-"""Pretrained files in the registry: GPT-2's tokeniser, all-MiniLM-L6-v2 and GPT-2 124M (chapter 10).
+"""Pretrained files in the registry: GPT-2's tokeniser, all-MiniLM-L6-v2 and GPT-2 124M (chapter 10),
+llama2.c's stories260K and its tokeniser (chapter 14).
 
 Like the datasets (:mod:`fromscratch.data.registry`), each file has its canonical URL and official
 sha256, and :func:`~fromscratch.data.registry.fetch` finds it in the mirror, the cache, or downloads it.
@@ -8,6 +9,8 @@ sha256, and :func:`~fromscratch.data.registry.fetch` finds it in the mirror, the
   pinned revision: weights, config, WordPiece vocabulary and tokenizer;
 - GPT-2 124M's weights (548 MB, MIT): not mirrored; :func:`fetch_online` gets them only where a
   network answers, so an offline run fails fast with a :class:`DataError` instead of hanging.
+- llama2.c's stories260K (Karpathy's tinyllamas; MIT): ``stories260K.bin`` and ``tok512.bin``, and
+  ``tok512.model`` for the ``sentencepiece`` package (mirror only: see :data:`STORIES260K`).
 """
 
 from __future__ import annotations
@@ -80,7 +83,40 @@ GPT2_124M = register(
         description="GPT-2 124M's weights, 548,105,171 bytes (openai-community/gpt2; MIT). Not mirrored.",
     )
 )
-PRETRAINED = {"all-MiniLM-L6-v2": MINILM, "gpt2": {"model.safetensors": GPT2_124M}}
+_TINYLLAMAS = "https://huggingface.co/karpathy/tinyllamas/resolve/main/stories260K"
+_STORIES260K_FILES = {  # file -> (sha256, what it is); the model's licence: MIT (llama2.c)
+    "stories260K.bin": (
+        "b0a507e7ad0f626624f17112325e66691f9076d622e1d3274d103d00299f2696",
+        "llama2.c's stories260K, a 260,032-parameter Llama trained on TinyStories (llama2.c binary format)",
+    ),
+    "tok512.bin": (
+        "037cb335abb25d1fa9e8ecae30ed2a3a8ace9302862ebcdc05d51a6bbb10c312",
+        "its 512-token sentencepiece vocabulary in llama2.c's tokenizer.bin format",
+    ),
+}
+STORIES260K = {
+    part: register(
+        DataFile(name=part, url=f"{_TINYLLAMAS}/{part}", sha256=digest, fname=part, description=f"{what}.")
+    )
+    for part, (digest, what) in _STORIES260K_FILES.items()
+}
+# The sentencepiece model is only an oracle for chapter 14's tokeniser (the `sentencepiece` package reads
+# it). The mirror's copy holds the same pieces and scores as the published tok512.model but is not
+# byte-identical to it, so no official hash is known for it: it comes from a mirror only.
+STORIES260K["tok512.model"] = register(
+    DataFile(
+        name="tok512.model",
+        url=None,
+        sha256=None,
+        fname="tok512.model",
+        description="stories260K's vocabulary as a sentencepiece model (chapter 14's oracle; mirror only).",
+    )
+)
+PRETRAINED = {
+    "all-MiniLM-L6-v2": MINILM,
+    "gpt2": {"model.safetensors": GPT2_124M},
+    "stories260K": STORIES260K,
+}
 
 
 def online(url: str, timeout: float = 3.0) -> bool:
@@ -142,6 +178,7 @@ __all__ = [
     "GPT2_MERGES",
     "MINILM",
     "PRETRAINED",
+    "STORIES260K",
     "fetch_online",
     "online",
 ]

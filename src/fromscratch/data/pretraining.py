@@ -31,7 +31,8 @@ def _cache_file():
 
 
 def _tokenize(folder, names: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``words, ids, offsets`` of the reviews ``names`` in ``folder``: review i is ``ids[offsets[i]:offsets[i+1]]``."""
+    """``words, ids, offsets`` of the reviews ``names`` in ``folder``; review i is
+    ``ids[offsets[i]:offsets[i+1]]``, indices into ``words``."""
     index: dict[str, int] = {}
     ids: list[int] = []
     offsets = [0]

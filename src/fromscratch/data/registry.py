@@ -206,7 +206,9 @@ MOVIELENS_100K = register(
         url="https://files.grouplens.org/datasets/movielens/ml-100k.zip",
         sha256="50d2a982c66986937beb9ffb3aa76efe955bf3d5c6b761f4e3a7cd717c6a3229",
         fname="ml-100k.zip",
-        description="MovieLens 100K: 100,000 ratings (1-5) of 1,682 movies by 943 users (Harper & Konstan 2015).",
+        description=(
+            "MovieLens 100K: 100,000 ratings (1-5) of 1,682 movies by 943 users (Harper & Konstan 2015)."
+        ),
     )
 )
 ACL_IMDB = register(
@@ -215,7 +217,9 @@ ACL_IMDB = register(
         url="https://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz",
         sha256="c40f74a18d3b61f90feba1e17730e0d38e8b97c05fde7008942e91923d1658fe",
         fname="aclImdb_v1.tar.gz",
-        description="Large Movie Review Dataset v1.0: 25,000 train and 25,000 test reviews (Maas et al. 2011).",
+        description=(
+            "Large Movie Review Dataset v1.0: 25,000 train and 25,000 test reviews (Maas et al. 2011)."
+        ),
     )
 )
 ENWIK8 = register(
@@ -233,6 +237,8 @@ ENWIK8_PREFIX = register(
         url=None,  # not published: a classroom or CI mirror holds it
         sha256=None,
         fname="enwik8-prefix-1000000.zip",
-        description="Only the first 1,000,000 bytes of enwik8 (member `enwik8`); too short for the standard split.",
+        description=(
+            "Only the first 1,000,000 bytes of enwik8 (member `enwik8`); too short for the standard split."
+        ),
     )
 )

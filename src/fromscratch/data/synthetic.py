@@ -11,8 +11,8 @@ a token through ``d`` steps, attention joins any two positions in one step.
 
 A task is one dict of tensors for ``n`` sequences, like an IMDb batch: ``tokens (n, t)`` int64,
 ``padding_mask (n, t)`` bool (all True: every sequence has length ``t``) and ``labels (n,)``.
-:func:`task_batches` cuts it into shuffled batches. Token id 0 is ``<pad>`` (``data.text.PAD``) and never appears. The
-same ``seed`` gives the same data; labels are balanced (class counts differ by at most one).
+:func:`task_batches` cuts it into shuffled batches. Token id 0 is ``<pad>`` (``data.text.PAD``) and never
+appears. The same ``seed`` gives the same data; labels are balanced (class counts differ by at most one).
 
 Shape legend: ``n`` sequences, ``t`` length, ``b`` batch.
 """

@@ -132,7 +132,9 @@ def check_function(
 def check_value(
     answer: Any, expected: Any, *, atol: float = 1e-6, rtol: float = 0.0, name: str = "your answer"
 ) -> bool | None:
-    """Compare a number, tensor, string or sequence with the expected one (None while ``answer`` is ``...``)."""
+    """Compare a number, tensor, string or sequence with the expected one (None while ``answer`` is
+    ``...``).
+    """
     if is_stub(answer):
         return not_attempted(name)
     ok, why = _close(answer, expected, atol, rtol)

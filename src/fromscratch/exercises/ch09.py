@@ -23,7 +23,7 @@ import torch
 from torch import Tensor
 
 from fromscratch import exercises
-from fromscratch.data.multi30k import BOS_ID, EOS_ID
+from fromscratch.tokenizers.special import BOS, EOS
 
 __all__ = ["check_bahdanau_attention", "check_cross_attention", "check_teacher_forcing"]
 
@@ -54,12 +54,13 @@ def check_cross_attention(candidate: Callable[..., Tensor]) -> bool | None:
 
 def _teacher_forcing(target) -> tuple[Tensor, Tensor]:
     target = torch.as_tensor(target, dtype=torch.long)
-    return torch.cat([torch.tensor([BOS_ID]), target]), torch.cat([target, torch.tensor([EOS_ID])])
+    return torch.cat([torch.tensor([BOS]), target]), torch.cat([target, torch.tensor([EOS])])
 
 
 def check_teacher_forcing(candidate: Callable) -> bool | None:
     """Exercise 9.2. Expects ``target ids (t,) -> (decoder input (t + 1,), labels (t + 1,))``: the input
-    is ``<s>`` (id 3) followed by the target, the labels are the target followed by ``</s>`` (id 4)."""
+    is ``<s>`` (id 3, ``tokenizers.special.BOS``) followed by the target, the labels are the target followed
+    by ``</s>`` (id 4, ``EOS``)."""
     inputs = [(torch.tensor([17, 4, 99]),), (torch.tensor([5]),), (torch.tensor([8, 8, 8, 8, 40]),)]
     return exercises.check_function(candidate, _teacher_forcing, inputs=inputs)
 
@@ -76,9 +77,8 @@ def check_bahdanau_attention(candidate: Callable) -> bool | None:
     generator = torch.Generator().manual_seed(9)
 
     def case(ts: int, H: int, D: int, A: int):
-        g = generator
-        return (torch.randn(H, generator=g), torch.randn(ts, D, generator=g), torch.randn(A, H, generator=g),
-                torch.randn(A, D, generator=g), torch.randn(A, generator=g))  # fmt: skip
+        shapes = [(H,), (ts, D), (A, H), (A, D), (A,)]  # s, h, W, U, v
+        return tuple(torch.randn(*shape, generator=generator) for shape in shapes)
 
     inputs = [case(5, 4, 6, 3), case(1, 2, 2, 2), case(7, 3, 4, 5)]
     return exercises.check_function(candidate, _bahdanau, inputs=inputs)

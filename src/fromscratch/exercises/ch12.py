@@ -57,7 +57,9 @@ def _small_generator() -> Generator:
 
 
 def _gradients(fn: Callable, k: int, tokens: Tensor):
-    """The flattened gradients ``fn(model, loss_fn, tokens, k)`` leaves in a fresh small model (``...``: a stub)."""
+    """The flattened gradients ``fn(model, loss_fn, tokens, k)`` leaves in a fresh small model
+    (``...``: a stub).
+    """
     model = _small_generator()
     result = fn(model, next_token_loss, tokens, k)
     grads = [p.grad for p in model.parameters()]
@@ -135,7 +137,8 @@ def check_checkpointed_block(candidate: Callable[[nn.Module, Tensor], Tensor]) -
     if saved > x.numel() * 4:
         print(
             f"✗ {name} keeps {saved:,} bytes for the backward pass; a checkpointed block keeps only its "
-            f"input ({x.numel() * 4:,} bytes): torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False)."
+            f"input ({x.numel() * 4:,} bytes): "
+            "torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False)."
         )
         return False
     plain = measure_activations(block, lambda: block(x).sum()).bytes
@@ -144,7 +147,9 @@ def check_checkpointed_block(candidate: Callable[[nn.Module, Tensor], Tensor]) -
 
 
 def largest_batch(config: GeneratorConfig, device_bytes: float, precision: str = "fp32") -> int:
-    """The largest batch whose estimated training step fits ``device_bytes`` (80 % usable), by doubling and halving."""
+    """The largest batch whose estimated training step fits ``device_bytes`` (80 % usable), by doubling
+    and halving.
+    """
     if not fits(estimate_memory(config, 1, precision=precision), device_bytes):
         return 0
     low, high = 1, 2

@@ -105,7 +105,8 @@ def generate_tokens(
     """
     if tokens.dim() != 2 or tokens.size(1) == 0:
         raise ValueError(
-            f"tokens must be (b, t) with t >= 1, got shape {tuple(tokens.shape)}; give at least one seed byte."
+            f"tokens must be (b, t) with t >= 1, got shape {tuple(tokens.shape)}; "
+            "give at least one seed byte."
         )
     if device is None:
         device = next(iter(model.parameters())).device if isinstance(model, torch.nn.Module) else "cpu"

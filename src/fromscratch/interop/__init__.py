@@ -8,10 +8,13 @@ One module per library whose models we compare with:
 - :mod:`fromscratch.interop.transformer`: ``EncoderDecoder`` <-> ``nn.Transformer`` (chapter 09).
 - :mod:`fromscratch.interop.huggingface`: whole BERT and GPT-2 models, ``from_hf``, ``load_bert``,
   ``load_gpt2`` (chapter 10); :mod:`fromscratch.interop.minilm`: ``hf_minilm``, Hugging Face's twin of
-  the MiniLM that ``load_bert`` loads (chapter 10 and the tests).
+  the MiniLM that ``load_bert`` loads (chapter 10 and the tests). ``from_hf`` takes Llama too
+  (:mod:`fromscratch.interop.hf_llama`, chapter 14).
+- :mod:`fromscratch.interop.llama2c`: llama2.c's models, ``load_tinyllama("stories260K")`` (chapter 14).
 """
 
 from fromscratch.interop.huggingface import StateDictMismatch, from_hf, load_bert, load_gpt2  # chapter 10
+from fromscratch.interop.llama2c import load_tinyllama, read_llama2c  # chapter 14
 from fromscratch.interop.pytorch import (
     bert_layer_table,
     copy_weights,
@@ -38,6 +41,8 @@ __all__ = [
     "from_hf",
     "load_bert",
     "load_gpt2",
+    "load_tinyllama",
+    "read_llama2c",
     "decoder_layer_table",
     "load_from_transformer",
     "to_transformer",

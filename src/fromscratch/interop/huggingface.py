@@ -1,4 +1,4 @@
-"""Hugging Face's BERT and GPT-2 weights in our models (chapter 10).
+"""Hugging Face's BERT and GPT-2 weights in our models (chapter 10), and Llama's (chapter 14).
 
 The weight tables of :mod:`fromscratch.interop.pytorch` extended to whole models: our key on the
 left, Hugging Face's on the right, ``(ours, theirs)``. :func:`load_state` renames a Hugging Face
@@ -7,7 +7,8 @@ checking it fits: otherwise a :class:`StateDictMismatch` lists the **missing**, 
 **wrongly shaped** keys. GPT-2 keeps its linear layers in ``Conv1D`` modules, whose weights are the
 transpose of ``nn.Linear``'s, and its query, key and value weights side by side in one ``c_attn``.
 
-- :func:`from_hf`: our twin of a ``transformers`` ``BertModel`` or ``GPT2LMHeadModel``, same weights;
+- :func:`from_hf`: our twin of a ``transformers`` ``BertModel``, ``GPT2LMHeadModel`` or ``LlamaForCausalLM``
+  (its tables and RoPE reordering in :mod:`fromscratch.interop.hf_llama`), same weights;
 - :func:`load_bert`: all-MiniLM-L6-v2 (a real pretrained BERT) and its WordPiece tokenizer;
 - :func:`load_gpt2`: GPT-2 124M's real weights (downloaded once where a network exists).
 """
@@ -23,9 +24,11 @@ from torch import nn
 
 from fromscratch.data.pretrained import GPT2_124M, MINILM, fetch_online
 from fromscratch.data.registry import fetch
+from fromscratch.interop.hf_llama import LLAMA_NAMES, hf_llama_state, llama_config_from_hf, llama_table
 from fromscratch.interop.pytorch import Table, bert_layer_table, prefixed
 from fromscratch.models.bert import BertConfig, BertEncoder
 from fromscratch.models.gpt2 import GPT2, GPT2Config
+from fromscratch.models.llama import Llama
 
 # their keys that hold no weight of ours: BERT's pooler and position-id buffer, GPT-2's causal-mask
 # buffers and its lm_head (the same tensor as wte)
@@ -183,7 +186,8 @@ def gpt2_config_from_hf(config) -> GPT2Config:
 
 def from_hf(hf_model: nn.Module) -> nn.Module:
     """Our model holding the weights of a ``transformers`` model: ``BertModel`` -> :class:`BertEncoder`,
-    ``GPT2LMHeadModel`` (or ``GPT2Model``) -> :class:`GPT2`. Built with dropout 0, in eval mode."""
+    ``GPT2LMHeadModel`` (or ``GPT2Model``) -> :class:`GPT2`, ``LlamaForCausalLM`` -> :class:`Llama` (any
+    GQA ratio, ``rope_theta``, tied or untied output). Built with dropout 0, in eval mode."""
     name = type(hf_model).__name__
     state = hf_model.state_dict()
     if name in ("BertModel", "BertForMaskedLM", "BertForSequenceClassification"):
@@ -202,8 +206,15 @@ def from_hf(hf_model: nn.Module) -> nn.Module:
             ignored=GPT2_IGNORED,
             strip="transformer.",
         )
+    elif name in LLAMA_NAMES:
+        ours = Llama(llama_config_from_hf(hf_model.config))
+        tied = r"^lm_head\.weight$" if ours.config.tied else r"^$"  # tied: the same tensor as embed_tokens
+        state = hf_llama_state(state, ours.config)  # RoPE: their halves -> our interleaved pairs
+        load_state(ours, state, llama_table(ours.config), ignored=tied, strip="model.")
     else:
-        raise ValueError(f"from_hf knows BertModel and GPT2LMHeadModel (and GPT2Model), got {name}.")
+        raise ValueError(
+            f"from_hf knows BertModel, GPT2LMHeadModel (and GPT2Model) and LlamaForCausalLM, got {name}."
+        )
     return ours.eval()
 
 

@@ -168,6 +168,15 @@ def _activation_name(activation) -> str:
     raise ValueError(f"Unsupported activation {activation}: our FeedForward has 'relu' and 'gelu' (exact).")
 
 
+def _our_activation(ff: nn.Module) -> str:
+    """The activation of our feed-forward ``ff`` by name, for the library layers ('relu' or 'gelu')."""
+    if ff.activation not in ("relu", "gelu"):
+        raise ValueError(
+            f"The library layers take 'relu' and 'gelu' (exact); this block uses {ff.activation!r}."
+        )
+    return ff.activation
+
+
 def _check_standard(attention: SelfAttention) -> None:
     if attention.kind != "standard":
         raise ValueError(
@@ -202,7 +211,7 @@ def to_encoder_layer(block: TransformerBlock) -> nn.TransformerEncoderLayer:
         attention.heads,
         dim_feedforward=block.ff.net[0].out_features,
         dropout=0.0,
-        activation=_activation_name(block.ff.net[1]),
+        activation=_our_activation(block.ff),
         layer_norm_eps=block.norm1.eps,
         batch_first=True,
         norm_first=block.norm == "pre",
@@ -242,7 +251,7 @@ def to_bert_layer(block: TransformerBlock) -> nn.Module:
         hidden_size=attention.emb,
         num_attention_heads=attention.heads,
         intermediate_size=block.ff.net[0].out_features,
-        hidden_act=_activation_name(block.ff.net[1]),
+        hidden_act=_our_activation(block.ff),
         layer_norm_eps=block.norm1.eps,
         hidden_dropout_prob=0.0,
         attention_probs_dropout_prob=0.0,
@@ -254,7 +263,9 @@ def to_bert_layer(block: TransformerBlock) -> nn.Module:
 
 
 def from_bert_layer(layer: nn.Module) -> TransformerBlock:
-    """Our post-norm ``TransformerBlock`` (q, k, v biases, BERT's activation and eps) holding ``layer``'s weights."""
+    """Our post-norm ``TransformerBlock`` (q, k, v biases, BERT's activation and eps) holding
+    ``layer``'s weights.
+    """
     emb, hidden = layer.intermediate.dense.in_features, layer.intermediate.dense.out_features
     if hidden % emb:
         raise ValueError(f"The feed-forward width {hidden} is not a multiple of the embedding width {emb}.")

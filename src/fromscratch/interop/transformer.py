@@ -16,7 +16,7 @@ import torch
 from torch import Tensor, nn
 
 from fromscratch.interop.pytorch import (
-    _activation_name,
+    _our_activation,
     _weight_and_bias,
     copy_weights,
     encoder_layer_table,
@@ -42,7 +42,9 @@ def decoder_layer_table(qkv_bias: bool = False) -> Table:
 
 
 def transformer_table(encoder_depth: int, decoder_depth: int, norm: str = "post") -> Table:
-    """Our two stacks (``encoder.i``, ``decoder.i``, ``encoder_norm``, ``decoder_norm``) <-> ``nn.Transformer``."""
+    """Our two stacks (``encoder.i``, ``decoder.i``, ``encoder_norm``, ``decoder_norm``) <->
+    ``nn.Transformer``.
+    """
     table = []
     for i in range(encoder_depth):
         table += prefixed(encoder_layer_table(), f"encoder.{i}.", f"encoder.layers.{i}.")
@@ -69,7 +71,7 @@ def to_transformer(model: EncoderDecoder) -> nn.Transformer:
     c = model.config
     pre = c.norm == "pre"
     options = dict(dim_feedforward=c.ff_mult * c.emb, dropout=0.0, batch_first=True, norm_first=pre)
-    options["activation"] = _activation_name(model.encoder[0].ff.net[1]) if c.encoder_depth else "relu"
+    options["activation"] = _our_activation(model.encoder[0].ff) if c.encoder_depth else "relu"
     encoder = nn.TransformerEncoder(
         nn.TransformerEncoderLayer(c.emb, c.heads, **options),
         c.encoder_depth,

@@ -1,4 +1,6 @@
-"""How good a model is: ``classification`` (accuracy, chapter 06) and ``language`` (bits per byte, chapter 07)."""
+"""How good a model is: ``classification`` (accuracy, chapter 06) and ``language`` (bits per byte,
+chapter 07).
+"""
 
 from fromscratch.metrics.classification import Predictions, accuracy, predict_labels
 from fromscratch.metrics.language import bits_per_byte, scoring_windows

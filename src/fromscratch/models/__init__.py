@@ -31,12 +31,12 @@ from fromscratch.models.generator import Generator, GeneratorConfig
 from fromscratch.models.gpt2 import GPT2, GPT2Config  # chapter 10
 from fromscratch.models.llama import Llama, LlamaConfig  # chapter 14
 from fromscratch.models.rnn_seq2seq import RNNSeq2Seq, RNNSeq2SeqConfig  # chapter 09
-from fromscratch.models.sets import DeepSets, SetConfig, SetTransformer  # chapter 13
 from fromscratch.models.sequence_classifier import (
     SequenceClassifier,
     SequenceClassifierConfig,
     hidden_for_budget,
 )
+from fromscratch.models.sets import DeepSets, SetConfig, SetTransformer  # chapter 13
 from fromscratch.models.transformer_xl import TransformerXL, TransformerXLConfig  # chapter 11
 from fromscratch.models.vision import ImageQuestion, ImageQuestionConfig, ViT, ViTConfig  # chapter 13
 

@@ -56,7 +56,8 @@ def classifier_padding_mask(tokens: Tensor, padding_mask: Tensor | None, pad_id:
     """
     if tokens.dim() != 2:
         raise ValueError(
-            f"tokens must have shape (b, t), got {tuple(tokens.shape)}; add a batch dimension with tokens[None]."
+            f"tokens must have shape (b, t), got {tuple(tokens.shape)}; "
+            "add a batch dimension with tokens[None]."
         )
     if padding_mask is None and pad_id is not None:
         padding_mask = tokens != pad_id  # (b, t)

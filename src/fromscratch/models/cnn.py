@@ -1,4 +1,4 @@
-"""A small convolutional network for images (chapter 13): the baseline a Vision Transformer is measured against.
+"""A small convolutional network for images (chapter 13): the baseline of the Vision Transformer.
 
 Each stage is a ``3 x 3`` convolution (padding 1, so the size is kept), a ReLU and a ``2 x 2``
 max-pool (halving the size); then the feature maps are flattened into a hidden layer and the
@@ -69,6 +69,7 @@ class CNN(nn.Module):
         c = self.config
         if images.dim() != 4 or images.shape[1:] != (c.channels, c.image_size, c.image_size):
             raise ValueError(
-                f"images must be (b, {c.channels}, {c.image_size}, {c.image_size}), got {tuple(images.shape)}."
+                f"images must be (b, {c.channels}, {c.image_size}, {c.image_size}), "
+                f"got {tuple(images.shape)}."
             )
         return self.head(self.features(images))  # (b, num_classes)

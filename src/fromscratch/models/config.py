@@ -20,7 +20,7 @@ def resolve_config(config_class: type[Config], config: Config | None, fields: di
     model = config_class.__name__.removesuffix("Config")
     if config is not None and not isinstance(config, config_class):
         raise TypeError(
-            f"{model} takes a {config_class.__name__} (e.g. from the run profile), got {type(config).__name__}; "
-            f"or pass sizes as keywords: {model}(emb=..., heads=...)."
+            f"{model} takes a {config_class.__name__} (e.g. from the run profile), "
+            f"got {type(config).__name__}; or pass sizes as keywords: {model}(emb=..., heads=...)."
         )
     return replace(config if config is not None else config_class(), **fields)

@@ -38,7 +38,8 @@ def real_tokens(tokens: Tensor, padding_mask: Tensor | None, max_len: int) -> Te
     """
     if tokens.dim() != 2:
         raise ValueError(
-            f"tokens must have shape (b, t), got {tuple(tokens.shape)}; add a batch dimension with tokens[None]."
+            f"tokens must have shape (b, t), got {tuple(tokens.shape)}; "
+            "add a batch dimension with tokens[None]."
         )
     check_length(tokens.size(1), max_len)
     if padding_mask is None:
@@ -117,8 +118,8 @@ class RecurrentEncoder(nn.Module):
         lengths = keep.sum(dim=1)  # (b,)
         if not torch.equal(keep, masks.padding_mask(lengths, t)):
             raise ValueError(
-                "RecurrentEncoder needs right padding: real tokens first, then padding (each padding_mask row "
-                "True then False); build the mask with masks.padding_mask(lengths, t)."
+                "RecurrentEncoder needs right padding: real tokens first, then padding (each padding_mask "
+                "row True then False); build the mask with masks.padding_mask(lengths, t)."
             )
         x = self.dropout(self.token_embedding(tokens))  # (b, t, e)
         rows = lengths.nonzero().squeeze(1)  # (b',): the sequences with at least one real token

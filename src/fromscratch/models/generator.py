@@ -24,7 +24,6 @@ from fromscratch.blocks import POSITIONS, TransformerStack
 from fromscratch.models.config import resolve_config
 
 
-
 @dataclass(frozen=True)
 class GeneratorConfig:
     """Sizes and options of a :class:`Generator`; the defaults are the blog's enwik8 model."""
@@ -64,7 +63,9 @@ class Generator(nn.Module):
         self.config = c = resolve_config(GeneratorConfig, config, fields)
         self.vocab_size, self.context, self.causal = c.vocab_size, c.context, c.causal
         if c.positions not in POSITIONS or c.positions is None:
-            raise ValueError(f"positions must be one of {', '.join(p for p in POSITIONS if p)}; got {c.positions!r}.")
+            raise ValueError(
+                f"positions must be one of {', '.join(p for p in POSITIONS if p)}; got {c.positions!r}."
+            )
         if c.sparsity is not None and c.sparsity not in PATTERNS:
             raise ValueError(
                 f"sparsity must be None (dense) or one of {', '.join(PATTERNS)}; got {c.sparsity!r}."
@@ -97,7 +98,8 @@ class Generator(nn.Module):
         the logits are those of these positions, as if the whole sequence had been given at once."""
         if tokens.dim() != 2:
             raise ValueError(
-                f"tokens must have shape (b, t), got {tuple(tokens.shape)}; add a batch dimension with tokens[None]."
+                f"tokens must have shape (b, t), got {tuple(tokens.shape)}; "
+                "add a batch dimension with tokens[None]."
             )
         past = len(cache[0]) if cache else 0  # positions already in the cache
         if past + tokens.size(1) > self.context:

@@ -61,15 +61,11 @@ class GPT2(nn.Module):
                 norm="pre",
                 causal=True,
                 qkv_bias=True,
-                activation="gelu",
+                activation="gelu_tanh",  # GPT-2's "gelu_new"; differs from exact GELU by ~1e-3
                 norm_eps=c.norm_eps,
             )
             for _ in range(c.depth)
         )
-        for block in self.blocks:
-            block.ff.net[1] = nn.GELU(
-                approximate="tanh"
-            )  # GPT-2's "gelu_new"; differs from exact GELU by ~1e-3
         self.final_norm = nn.LayerNorm(c.emb, eps=c.norm_eps)
         self.to_logits = nn.Linear(c.emb, c.vocab_size, bias=False)
         self.to_logits.weight = self.token_embedding.weight  # tied: one (V, e) matrix
@@ -104,7 +100,8 @@ class GPT2(nn.Module):
         """
         if input_ids.dim() != 2:
             raise ValueError(
-                f"input_ids must have shape (b, t), got {tuple(input_ids.shape)}; add a batch dimension with ids[None]."
+                f"input_ids must have shape (b, t), got {tuple(input_ids.shape)}; "
+                "add a batch dimension with ids[None]."
             )
         b, t = input_ids.shape
         past = len(cache[0]) if cache else 0  # positions already in the cache

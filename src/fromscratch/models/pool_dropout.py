@@ -57,7 +57,9 @@ class PoolDropout(nn.Module):
 
 
 def use_pool_dropout(model: nn.Module) -> nn.Module:
-    """Swap every ``nn.Dropout`` inside ``model`` for a :class:`PoolDropout` with the same ``p``; returns ``model``."""
+    """Swap every ``nn.Dropout`` inside ``model`` for a :class:`PoolDropout` with the same ``p``; returns
+    ``model``.
+    """
     for module in list(model.modules()):
         for name, child in list(module.named_children()):
             if isinstance(child, nn.Dropout):

@@ -49,7 +49,8 @@ class SetConfig:
     def __post_init__(self) -> None:
         if self.pooling not in SET_POOLINGS:
             raise ValueError(
-                f"pooling must be 'mean' (one answer per set) or None (one per element); got {self.pooling!r}."
+                f"pooling must be 'mean' (one answer per set) or None (one per element); "
+                f"got {self.pooling!r}."
             )
 
 

@@ -83,7 +83,9 @@ class RelativeAttention(nn.Module):
         self.unify_heads = nn.Linear(emb, emb)
 
     def _project(self, x: Tensor, context: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
-        """Queries ``(b, h, t, s)``, keys, values ``(b, h, tk, s)``, positions ``(h, tk, s)``, offsets ``(t, tk)``."""
+        """Queries ``(b, h, t, s)``, keys, values ``(b, h, tk, s)``, positions ``(h, tk, s)``, offsets
+        ``(t, tk)``.
+        """
         (b, t, _), tk = x.shape, context.size(1)
         h, s = self.heads, self.head_dim
         q = self.to_queries(x).view(b, t, h, s).transpose(1, 2)  # (b, h, t, s)
@@ -138,7 +140,9 @@ class XLLayer(nn.Module):
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x: Tensor, memory: Tensor) -> Tensor:
-        """x: ``(b, t, e)``, memory: ``(b, m, e)`` (this layer's inputs at earlier positions). Returns ``(b, t, e)``."""
+        """x: ``(b, t, e)``, memory: ``(b, m, e)`` (this layer's inputs at earlier positions). Returns
+        ``(b, t, e)``.
+        """
         context = self.norm1(torch.cat([memory, x], dim=1))  # (b, m + t, e)
         x = x + self.dropout(self.attention(context[:, memory.size(1) :], context))  # (b, t, e)
         return x + self.dropout(self.ff(self.norm2(x)))  # (b, t, e)
@@ -177,8 +181,9 @@ class TransformerXL(nn.Module):
         for mem in memory:
             if mem.dim() != 3 or mem.size(0) != b or mem.size(2) != e:
                 raise ValueError(
-                    f"memory of shape {tuple(mem.shape)} does not fit segments of shape (b, t, e) = {(b, t, e)}: "
-                    f"it must be (b, m, e) = ({b}, m, {e}), from a model of the same width and the same batch."
+                    f"memory of shape {tuple(mem.shape)} does not fit segments of shape "
+                    f"(b, t, e) = {(b, t, e)}: it must be (b, m, e) = ({b}, m, {e}), from a model of the "
+                    "same width and the same batch."
                 )
 
     def from_embeddings(

@@ -120,7 +120,8 @@ class ViT(nn.Module):
         c = self.config
         if images.dim() != 4 or images.shape[1:] != (c.channels, c.image_size, c.image_size):
             raise ValueError(
-                f"images must be (b, {c.channels}, {c.image_size}, {c.image_size}), got {tuple(images.shape)}; "
+                f"images must be (b, {c.channels}, {c.image_size}, {c.image_size}), "
+                f"got {tuple(images.shape)}; "
                 f"fromscratch.data.mnist.to_float turns (b, h, w) uint8 pixels into that."
             )
         x = self.patch_embedding(patchify(images, c.patch))  # (b, n, p·p·c) -> (b, n, e)

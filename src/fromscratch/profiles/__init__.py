@@ -10,9 +10,10 @@ results (``cpu``), or the full reproduction on a CUDA GPU (``gpu``).
 Each chapter owns one small frozen dataclass, a *run*, in a module of this package (chapters 01-07
 in ``early``, then ``sequence``, ``translation``, ``modern``, ``long_context``, ``going_big``): the
 sizes of its data, its model and its training (learning rate, epochs, steps), one entry per profile.
-A run that trains a model builds that model's config (``prof.imdb.model`` is a
-:class:`~fromscratch.models.ClassifierConfig`, ``prof.enwik8.model`` a
-:class:`~fromscratch.models.GeneratorConfig`), so a chapter writes ``Classifier(prof.imdb.model)``.
+A run that trains a model holds that model's config and a :class:`~fromscratch.training.TrainConfig`
+(``prof.imdb.model`` is a :class:`~fromscratch.models.ClassifierConfig`, ``prof.imdb.train`` its
+training), so a chapter writes ``Classifier(prof.imdb.model)`` and
+``train(model, batches, loss, prof.imdb.train)``.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
+from fromscratch.profiles.beyond import BEYOND_RUNS, BeyondRun
+from fromscratch.profiles.decoders import DECODERS_RUNS, DecodersRun
 from fromscratch.profiles.early import (
     ATTENTION_RUNS,
     ENWIK8_RUNS,
@@ -48,7 +51,7 @@ ENV_VAR = "FROMSCRATCH_PROFILE"
 # --- the profile itself ----------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Profile:
-    """All runs of one profile; ``profile().imdb.depth``, ``profile().imdb.model`` and so on."""
+    """All runs of one profile; ``profile().imdb.model.depth``, ``profile().imdb.train`` and so on."""
 
     name: str  # "smoke", "cpu" or "gpu"
     cpu_threads: int | None  # torch's CPU threads (None: torch's default, one per core)
@@ -61,6 +64,8 @@ class Profile:
     modern: ModernRun  # chapter 10
     long_context: LongContextRun  # chapter 11
     going_big: GoingBigRun  # chapter 12
+    beyond: BeyondRun  # chapter 13
+    decoders: DecodersRun  # chapter 14
 
 
 def get_profile(name: str) -> Profile:
@@ -84,6 +89,8 @@ def get_profile(name: str) -> Profile:
         modern=MODERN_RUNS[name],
         long_context=LONG_CONTEXT_RUNS[name],
         going_big=GOING_BIG_RUNS[name],
+        beyond=BEYOND_RUNS[name],
+        decoders=DECODERS_RUNS[name],
     )
 
 

@@ -80,7 +80,7 @@ ATTENTION_RUNS = {
 @dataclass(frozen=True)
 class ImdbRun:
     model: ClassifierConfig  # the transformer; its max_len also truncates the reviews, V = words + 3 specials
-    train: TrainConfig  # epochs, peak AdamW lr after warm-up then linear decay to 0 (blog: 1e-4), decay
+    train: TrainConfig  # epochs, peak AdamW lr (blog: 1e-4) after warm-up, linear decay to 0, weight decay
     batch_size: int  # reviews per step (blog: 4)
     train_reviews: int | None  # use only this many training reviews (None: all 25,000)
     valid_reviews: int  # held out of the training reviews for learning curves
@@ -137,9 +137,7 @@ IMDB_RUNS = {
 class Enwik8Run:
     data_bytes: int | None  # read only the first bytes of enwik8 (None: all 100M, standard split)
     model: GeneratorConfig  # the causal generator (blog: e = 256, 8 heads, 12 blocks, context 256)
-    train: (
-        TrainConfig  # steps (blog: ~170K over ~24 h), peak AdamW lr (blog: Adam, 1e-4), warm-up, eval_every
-    )
+    train: TrainConfig  # steps (blog: ~170K in ~24 h), peak AdamW lr (blog: Adam, 1e-4), warm-up, eval_every
     batch_size: int  # blog: 32
     eval_bytes: int  # held-out bytes scored for bits per byte
     demo: TrainConfig  # the with / without mask comparison (section 7.2): steps, lr, warm-up of a tenth

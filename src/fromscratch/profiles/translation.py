@@ -37,9 +37,9 @@ def _run(
 ) -> TranslationRun:
     """One profile's run: the vocabulary and ``max_len`` go into every model's config, and the Bahdanau
     baseline is the bottleneck one with attention switched on (everything else equal)."""
-    shared = dict(max_len=max_len)
-    transformer = replace(model, src_vocab_size=vocab_size, tgt_vocab_size=vocab_size, pool_dropout=True, **shared)
-    bottleneck = replace(rnn, vocab_size=vocab_size, attention=False, **shared)
+    vocab = dict(src_vocab_size=vocab_size, tgt_vocab_size=vocab_size)
+    transformer = replace(model, **vocab, max_len=max_len, pool_dropout=True)
+    bottleneck = replace(rnn, vocab_size=vocab_size, max_len=max_len, attention=False)
     return TranslationRun(
         vocab_size=vocab_size,
         max_len=max_len,
@@ -66,11 +66,12 @@ TRANSLATION_RUNS = {
         label_smoothing=0.1,
         beam_size=2,
     ),
-    # cpu: 2 cores; benchmarks/translation.py trains these and saves checkpoints the chapter loads. Measured on
-    # idle cores (`--rnn`): transformer 31.0 greedy / 32.8 beam-4 test BLEU after 15.0 min (1,298 steps);
-    # GRU bottleneck 12.0, GRU + Bahdanau 13.2 (greedy, 1.75 min each, so the chapter runs within 20 min).
-    # Other runs: transformer 13 min 29.4 / 31.2; ff_mult 4 29.7 / 30.9; ff_mult 4 with lr 2e-3 25.2 greedy;
-    # RNNs 1.5 min 11.5 / 9.6, 2 min 11.6 / 14.5, 2.5 min 11.9 / 15.8, about 4 min 15.5 / 19.4
+    # cpu: 2 cores; benchmarks/translation.py trains these and saves checkpoints the chapter loads.
+    # Measured on idle cores (`--rnn`): transformer 31.0 greedy / 32.8 beam-4 test BLEU after 15.0 min
+    # (1,298 steps); GRU bottleneck 12.0, GRU + Bahdanau 13.2 (greedy, 1.75 min each, so the chapter runs
+    # within 20 min). Other runs: transformer 13 min 29.4 / 31.2; ff_mult 4 29.7 / 30.9; ff_mult 4 with
+    # lr 2e-3 25.2 greedy; RNNs 1.5 min 11.5 / 9.6, 2 min 11.6 / 14.5, 2.5 min 11.9 / 15.8, about 4 min
+    # 15.5 / 19.4
     "cpu": _run(
         vocab_size=8000,
         max_len=100,

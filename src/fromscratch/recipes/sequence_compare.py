@@ -1,22 +1,21 @@
-"""Comparing the four sequence models fairly: one parameter budget, one clock (chapter 08).
-
-Three helpers make the chapter's comparisons honest:
+"""Comparing the four sequence models fairly: one parameter budget, one way to time a step (chapter 08).
 
 - :func:`budget_configs`: the four :class:`~fromscratch.models.SequenceClassifierConfig` s (bag, rnn,
   cnn, transformer) with the recurrent and convolutional ``hidden`` widths sized so that each model
   has as many parameters as the transformer (the bag cannot be sized: it has only its embedding);
-- :func:`step_seconds`: the time of one training step (forward, backward, optimiser) on one batch;
-- :func:`train_for_seconds`: trains with the course's one loop (:func:`fromscratch.training.train`)
-  for about a given number of seconds, and records the training seconds spent at each evaluation,
-  so learning curves can be drawn against wall-clock time rather than steps.
+- :func:`step_seconds`: the time of one training step (forward, backward, optimiser) on one batch,
+  and :func:`random_batch`, the batch of random tokens it is timed on.
+
+The equal-*time* comparison needs nothing here: ``train(..., TrainConfig(minutes=...))`` stops every
+model on the same wall clock, and each evaluation row of its history records the training seconds
+spent so far (``history.series("accuracy", x="seconds")``).
 
 Shape legend: ``b`` batch, ``t`` length.
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import replace
 
 import torch
@@ -28,7 +27,7 @@ from fromscratch.models.sequence_classifier import (
     SequenceClassifierConfig,
     hidden_for_budget,
 )
-from fromscratch.training import History, TrainConfig, to_device, train
+from fromscratch.training import to_device
 from fromscratch.training.losses import classification_loss
 from fromscratch.utils import count_parameters, time_call
 
@@ -36,15 +35,15 @@ from fromscratch.utils import count_parameters, time_call
 def budget_configs(
     transformer: SequenceClassifierConfig,
     *,
-    rnn: dict | None = None,
-    cnn: dict | None = None,
+    rnn: SequenceClassifierConfig | None = None,
+    cnn: SequenceClassifierConfig | None = None,
     encoders: Iterable[str] = ENCODERS,
 ) -> dict[str, SequenceClassifierConfig]:
     """One config per encoder in ``encoders``, all at the parameter count of ``transformer``.
 
     ``transformer``: the transformer's config (its ``encoder`` field is ignored); ``rnn`` / ``cnn``:
-    fields that replace the transformer's for those encoders (e.g. ``{"depth": 1, "cell": "gru"}``,
-    ``{"depth": 4, "kernel": 3}``), before their ``hidden`` width is sized to the budget with
+    the recurrent and convolutional models (e.g. ``replace(transformer, depth=1, cell="gru")``;
+    None: the transformer's fields), whose ``hidden`` width is sized to the budget with
     :func:`~fromscratch.models.hidden_for_budget`. The bag keeps only the embedding and the head.
     """
     transformer = replace(transformer, encoder="transformer")
@@ -55,8 +54,7 @@ def budget_configs(
         if encoder not in ENCODERS:
             raise ValueError(f"encoder must be one of {', '.join(ENCODERS)}; got {encoder!r}.")
         if encoder in ("rnn", "cnn"):
-            fields = dict((rnn if encoder == "rnn" else cnn) or {})
-            config = replace(transformer, encoder=encoder, **fields)
+            config = replace((rnn if encoder == "rnn" else cnn) or transformer, encoder=encoder)
             configs[encoder] = replace(config, hidden=hidden_for_budget(budget, config))
         else:
             configs[encoder] = replace(transformer, encoder=encoder)
@@ -94,71 +92,4 @@ def random_batch(
     return {"tokens": tokens, "padding_mask": torch.ones_like(tokens, dtype=torch.bool), "labels": labels}
 
 
-def _seconds_per_step(model: nn.Module, batches: Iterable, steps: int, device: torch.device | str) -> float:
-    """Mean seconds of a training step over the first ``steps`` batches (after one untimed step), on a
-    fresh copy of ``model`` built from its config, so ``model`` itself is left untrained."""
-    if steps < 1:
-        raise ValueError(f"calibration_steps must be at least 1; got {steps}.")
-    clone = (
-        type(model)(model.config).to(device).train() if hasattr(model, "config") else model.to(device).train()
-    )
-    optimizer = torch.optim.AdamW(clone.parameters(), lr=1e-4)
-    iterator = iter(batches)
-    taken = [to_device(batch, device) for batch, _ in zip(iterator, range(steps + 1), strict=False)]
-    _sgd_step(clone, optimizer, taken[0])  # warm-up
-    timed = taken[1:] or taken  # a single batch: time it again
-    seconds = [
-        time_call(lambda b=batch: _sgd_step(clone, optimizer, b), repeats=1, warmup=0) for batch in timed
-    ]
-    return sum(seconds) / len(seconds)
-
-
-def train_for_seconds(
-    model: nn.Module,
-    batches: Iterable,
-    seconds: float,
-    *,
-    lr: float,
-    evaluate: Callable[[nn.Module], dict[str, float]],
-    evals: int = 5,
-    warmup_steps: int = 0,
-    weight_decay: float = 0.0,
-    calibration_steps: int = 3,
-    device: torch.device | str = "cpu",
-    progress: bool = True,
-) -> History:
-    """Train ``model`` with :func:`~fromscratch.training.train` for about ``seconds`` of training time.
-
-    The number of steps is set beforehand from the measured time of ``calibration_steps`` steps on a
-    copy of the model (so the learning-rate schedule still decays to 0 at the end). ``evaluate(model)``
-    runs ``evals`` times, evenly spaced; each evaluation row of the history also holds ``"seconds"``,
-    the training time spent so far (evaluation time left out), and ``"step"``. Returns the history.
-    """
-    if seconds <= 0:
-        raise ValueError(f"seconds must be positive; got {seconds}.")
-    if evals < 1:
-        raise ValueError(f"evals must be at least 1; got {evals}.")
-    per_step = _seconds_per_step(model, batches, calibration_steps, device)
-    steps = max(evals, int(seconds / per_step))
-    spent = {"evaluating": 0.0}
-
-    def timed_evaluate(m: nn.Module) -> dict[str, float]:
-        began = time.perf_counter()
-        metrics = evaluate(m)
-        elapsed = began - start - spent["evaluating"]  # training time so far
-        spent["evaluating"] += time.perf_counter() - began
-        return {**metrics, "seconds": elapsed}
-
-    config = TrainConfig(
-        steps=steps,
-        lr=lr,
-        warmup_steps=min(warmup_steps, steps // 10),
-        weight_decay=weight_decay,
-        eval_every=max(1, steps // evals),
-        progress=progress,
-    )
-    start = time.perf_counter()  # read by timed_evaluate
-    return train(model, batches, classification_loss, config, device=device, evaluate=timed_evaluate)
-
-
-__all__ = ["budget_configs", "random_batch", "step_seconds", "train_for_seconds"]
+__all__ = ["budget_configs", "random_batch", "step_seconds"]

@@ -1,35 +1,33 @@
-"""Chapter 08's three experiments, shared by the notebook and ``benchmarks/sequence_models.py``.
+"""Chapter 08's experiments: what the notebook and ``benchmarks/sequence_models.py`` should not write.
 
 - :func:`step_time_table`: seconds per training step of each model at each length ``t`` (8.1), with
-  :func:`fromscratch.utils.loglog_slope` (how the time grows: ``time ~ t**slope``) and :func:`crossover` (the first
-  length at which one model gets slower than another);
-- :func:`distance_sweep`: test accuracy on :func:`~fromscratch.data.synthetic.match_task` for each
-  model at each distance ``d`` (8.2);
-- :func:`race`: every model trained for the same wall-clock seconds on the same batches, with its
-  learning curve against time (8.4).
+  :func:`crossover` (the first length at which one model gets slower than another; the growth
+  ``time ~ t**slope`` is :func:`fromscratch.utils.loglog_slope`);
+- :class:`MatchData`: which sequences of :func:`~fromscratch.data.synthetic.match_task` each distance
+  ``d`` gets and in which order every model sees them (8.2), and :func:`task_accuracy` to score them.
 
-Each takes the models as a dict of :class:`~fromscratch.models.SequenceClassifierConfig` s (from
-:meth:`SequenceRun.configs <fromscratch.profiles.sequence.SequenceRun.configs>`) and returns plain
-numbers, so that a table or a plot (``fromscratch.viz``) can be made from them.
+The training itself is the course's one call, ``train(model, batches, classification_loss, config)``,
+written in the chapter: 8.2 trains each model a number of steps, 8.4 (IMDb) a number of minutes.
+The models come as a dict of :class:`~fromscratch.models.SequenceClassifierConfig` s (from
+:meth:`SequenceRun.configs <fromscratch.profiles.sequence.SequenceRun.configs>`).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from functools import partial
 
 import torch
-from torch import nn
+from torch import Tensor, nn
 from tqdm.auto import tqdm
 
 from fromscratch.data.synthetic import match_task, task_batches
+from fromscratch.metrics import accuracy
 from fromscratch.models.sequence_classifier import SequenceClassifier, SequenceClassifierConfig
-from fromscratch.recipes.sequence_compare import random_batch, step_seconds, train_for_seconds
-from fromscratch.training import History, TrainConfig, train
-from fromscratch.training.losses import classification_loss
-from fromscratch.utils import count_parameters, evaluating
+from fromscratch.recipes.sequence_compare import random_batch, step_seconds
+from fromscratch.utils import evaluating
+
+Task = dict[str, Tensor]  # tokens (n, t), padding_mask (n, t), labels (n,)
 
 
 def step_time_table(
@@ -66,119 +64,35 @@ def crossover(lengths: Iterable[int], slower: Iterable[float], faster: Iterable[
     return None
 
 
-def _accuracy(model: nn.Module, task: dict[str, torch.Tensor], device: torch.device | str) -> float:
-    with evaluating(model), torch.no_grad():
-        logits = model(
-            task["tokens"].to(device), padding_mask=task["padding_mask"].to(device)
-        )  # (n, classes)
-    return (logits.argmax(-1).cpu() == task["labels"]).float().mean().item()
-
-
 @dataclass(frozen=True)
-class TaskSize:
-    """How to train and test each model on one distance of the match task."""
+class MatchData:
+    """The match task's data at one distance ``d``: the same sequences, in the same order, for every model."""
 
     length: int  # t: tokens per sequence
-    vocab: int  # token ids 1..vocab-1
+    vocab: int  # token ids 1..vocab-1 (0 is <pad>)
     symbols: int | None  # the compared pair from ids 1..symbols, the filler from the rest (None: all alike)
-    train: int  # training sequences
-    test: int  # held-out sequences
-    steps: int  # optimiser steps
+    train_size: int  # training sequences per distance (one fixed, seeded set)
+    test_size: int  # held-out sequences per distance, scored for accuracy
     batch: int  # sequences per step
-    lr: float  # peak learning rate (10 % warm-up, linear decay)
+
+    def split(self, d: int) -> tuple[Task, Task]:
+        """``(training, test)`` sequences for distance ``d``, seeded by ``d`` (the test set by 10,000 + d)."""
+        sizes = {"vocab_size": self.vocab, "symbols": self.symbols}
+        training = match_task(self.train_size, self.length, d, **sizes, seed=d)
+        return training, match_task(self.test_size, self.length, d, **sizes, seed=10_000 + d)
+
+    def batches(self, training: Task) -> Callable[[], Iterator[Task]]:
+        """Shuffled batches of ``training`` for :func:`~fromscratch.training.train`: a new order each
+        epoch, drawn from one generator seeded 0, so every model gets the same sequence of batches."""
+        order = torch.Generator().manual_seed(0)
+        return lambda: iter(task_batches(training, self.batch, generator=order))
 
 
-def _shuffled(
-    task: dict[str, torch.Tensor], batch: int, order: torch.Generator
-) -> Iterator[dict[str, torch.Tensor]]:
-    return iter(task_batches(task, batch, generator=order))
+def task_accuracy(model: nn.Module, task: Task, *, device: torch.device | str = "cpu") -> float:
+    """The fraction of ``task``'s sequences that ``model`` labels right (0.5 is chance), in one batch."""
+    with evaluating(model), torch.no_grad():
+        logits = model(task["tokens"].to(device), padding_mask=task["padding_mask"].to(device))  # (n, 2)
+    return accuracy(logits.cpu(), task["labels"])
 
 
-def distance_sweep(
-    configs: dict[str, SequenceClassifierConfig],
-    distances: Iterable[int],
-    size: TaskSize,
-    *,
-    device: torch.device | str = "cpu",
-    progress: bool = True,
-) -> dict[str, list[float]]:
-    """Test accuracy ``{name: [accuracy at distances[0], ...]}`` on the match task: is the token at
-    position 0 the same as the one ``d`` positions later? Every model sees the same data (seeded by
-    ``d``) and is trained from seed 0 for ``size.steps`` steps; 0.5 is chance."""
-    distances = list(distances)
-    table: dict[str, list[float]] = {name: [] for name in configs}
-    jobs = [(d, name) for d in distances for name in configs]
-    tasks = {}
-    for d, name in tqdm(jobs, desc="match task", disable=not progress):
-        if d not in tasks:
-            tasks[d] = (
-                match_task(size.train, size.length, d, vocab_size=size.vocab, symbols=size.symbols, seed=d),
-                match_task(
-                    size.test, size.length, d, vocab_size=size.vocab, symbols=size.symbols, seed=10_000 + d
-                ),
-            )
-        training, test = tasks[d]
-        torch.manual_seed(0)
-        model = SequenceClassifier(configs[name])
-        order = torch.Generator().manual_seed(0)  # the same batches for every model
-        config = TrainConfig(steps=size.steps, lr=size.lr, warmup_steps=size.steps // 10, progress=False)
-        train(
-            model, partial(_shuffled, training, size.batch, order), classification_loss, config, device=device
-        )
-        table[name].append(_accuracy(model, test, device))
-    return table
-
-
-@dataclass
-class RaceResult:
-    """One model's run in :func:`race`."""
-
-    parameters: int  # trainable parameters
-    steps: int  # optimiser steps taken in the time budget
-    seconds: float  # training seconds actually spent (evaluations left out)
-    history: History  # rows with "loss" per step; rows with "seconds" and the metrics per evaluation
-    test_accuracy: float  # on the test batches after training
-
-    def curve(self, metric: str = "accuracy") -> tuple[list[float], list[float]]:
-        """``(seconds, metric)`` at each evaluation: the learning curve against wall-clock time."""
-        rows = [r for r in self.history.rows if "seconds" in r]
-        return [r["seconds"] for r in rows], [r[metric] for r in rows]
-
-
-def race(
-    configs: dict[str, SequenceClassifierConfig],
-    make_batches: Callable[[], Iterable],
-    *,
-    seconds: float,
-    lr: float,
-    evaluate: Callable[[nn.Module], dict[str, float]],
-    test: Callable[[nn.Module], float],
-    evals: int,
-    warmup_steps: int = 0,
-    device: torch.device | str = "cpu",
-    progress: bool = True,
-) -> dict[str, RaceResult]:
-    """Train each model (seed 0) for ``seconds`` of wall-clock time on ``make_batches()`` with
-    :func:`~fromscratch.recipes.sequence_compare.train_for_seconds`; ``evaluate(model)`` (e.g. validation
-    accuracy) gives the learning curve, ``test(model)`` the final accuracy. ``make_batches`` is called
-    once per model, so each can get the same batches in the same order (e.g. a seeded generator)."""
-    results = {}
-    for name, config in configs.items():
-        torch.manual_seed(0)
-        model = SequenceClassifier(config)
-        history = train_for_seconds(
-            model, make_batches(), seconds, lr=lr, evaluate=evaluate, evals=evals, warmup_steps=warmup_steps,
-            device=device, progress=progress,
-        )  # fmt: skip
-        last = history.rows[-1]
-        results[name] = RaceResult(
-            parameters=count_parameters(model),
-            steps=int(max(r["step"] for r in history.rows)),
-            seconds=last.get("seconds", math.nan),
-            history=history,
-            test_accuracy=test(model),
-        )
-    return results
-
-
-__all__ = ["RaceResult", "TaskSize", "crossover", "distance_sweep", "race", "step_time_table"]
+__all__ = ["MatchData", "crossover", "step_time_table", "task_accuracy"]

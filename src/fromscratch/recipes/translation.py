@@ -50,7 +50,9 @@ def prepare(run) -> TranslationData:
 DATA_FIELDS = ("vocab_size", "max_len", "train_pairs", "max_tokens", "label_smoothing")  # what training reads
 
 
-def translation_checkpoint(name: str, model_config: Any, train_config: TrainConfig, run, *, seed: int = 0) -> Path:
+def translation_checkpoint(
+    name: str, model_config: Any, train_config: TrainConfig, run, *, seed: int = 0
+) -> Path:
     """The checkpoint of chapter 09's run ``name`` ("transformer", "rnn" or "rnn_attention"):
     :func:`~fromscratch.training.checkpoints.run_checkpoint` of the model's config, the training config,
     the run's data selection (:data:`DATA_FIELDS`) and the seed. Chapter 09 and the benchmark both call it."""
@@ -77,4 +79,11 @@ def evaluate(
     return bleu(hypotheses, [de for _, de in data.test]), hypotheses
 
 
-__all__ = ["DATA_FIELDS", "TranslationData", "evaluate", "prepare", "training_minutes", "translation_checkpoint"]
+__all__ = [
+    "DATA_FIELDS",
+    "TranslationData",
+    "evaluate",
+    "prepare",
+    "training_minutes",
+    "translation_checkpoint",
+]

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 import regex
 from tqdm.auto import tqdm
@@ -77,8 +77,9 @@ class BytePairEncoding:
     merges: ``{(left id, right id): new id}``; a pair learned earlier has a smaller new id and is
     merged first. vocab: ``{id: bytes}`` for every id. byte_ids: the id of each byte value 0-255
     (``range(256)`` for a tokeniser trained here; GPT-2 numbers its bytes otherwise).
-    special: ``{text: id}`` of special tokens such as ``<|endoftext|>`` (decoded, never produced by
-    :meth:`encode`, which treats their text as ordinary text, as ``tiktoken`` does by default).
+    special: ``{text: id}`` of special tokens such as ``<|endoftext|>``: always decoded; :meth:`encode`
+    produces them only where ``allowed_special`` names them (as ``tiktoken``'s ``allowed_special``),
+    and otherwise treats their text as ordinary text (as ``tiktoken``'s ``encode_ordinary``).
     """
 
     def __init__(
@@ -106,7 +107,10 @@ class BytePairEncoding:
         return len(self.vocab)
 
     def __repr__(self) -> str:
-        return f"BytePairEncoding({len(self)} tokens: 256 bytes, {len(self.merges)} merges, {len(self.special)} special)"
+        return (
+            f"BytePairEncoding({len(self)} tokens: 256 bytes, {len(self.merges)} merges, "
+            f"{len(self.special)} special)"
+        )
 
     def chunks(self, text: str) -> list[str]:
         """The pre-tokeniser's pieces of ``text`` (merges never cross their boundaries)."""
@@ -128,11 +132,30 @@ class BytePairEncoding:
             self._cache[chunk] = list(ids)
         return ids
 
-    def encode(self, text: str) -> list[int]:
-        """Token ids of ``text``: pre-tokenise, then BPE each chunk's UTF-8 bytes."""
+    def encode(self, text: str, *, allowed_special: Collection[str] | str = ()) -> list[int]:
+        """Token ids of ``text``: pre-tokenise, then BPE each chunk's UTF-8 bytes.
+
+        ``allowed_special``: special tokens (``"all"``: every one) whose text becomes their one id
+        wherever it occurs, the longest first where two overlap; the text between them is encoded as
+        usual. Others' text is ordinary text, e.g. ``"<|endoftext|>"`` is then 7 tokens.
+        """
+        allowed = set(self.special) if allowed_special == "all" else set(allowed_special)
+        unknown = sorted(allowed - set(self.special))
+        if unknown:
+            raise ValueError(
+                f"{unknown} are not special tokens of this tokeniser; it has {sorted(self.special)}."
+            )
         ids: list[int] = []
-        for chunk in self.chunks(text):
-            ids.extend(self.encode_chunk(text_bytes(chunk)))
+        pieces = [text]
+        if allowed:  # split around the allowed specials; the capturing group keeps them in the list
+            longest_first = sorted(allowed, key=len, reverse=True)
+            pieces = regex.split("(" + "|".join(map(regex.escape, longest_first)) + ")", text)
+        for n, piece in enumerate(pieces):
+            if n % 2:  # an allowed special token
+                ids.append(self.special[piece])
+                continue
+            for chunk in self.chunks(piece):
+                ids.extend(self.encode_chunk(text_bytes(chunk)))
         return ids
 
     def decode_bytes(self, ids: Iterable[int]) -> bytes:

@@ -71,7 +71,9 @@ NOT_HASHED = ("checkpoint", "resume", "progress")  # fields that never change wh
 
 
 def _plain(part: Any) -> Any:
-    """A JSON-able form of one part of a run: dataclasses as dicts (less :data:`NOT_HASHED`), tuples as lists."""
+    """A JSON-able form of one part of a run: dataclasses as dicts (less :data:`NOT_HASHED`), tuples as
+    lists.
+    """
     if dataclasses.is_dataclass(part) and not isinstance(part, type):
         fields = {f.name: getattr(part, f.name) for f in dataclasses.fields(part) if f.name not in NOT_HASHED}
         return {"type": type(part).__name__, **{k: _plain(v) for k, v in fields.items()}}
@@ -98,7 +100,8 @@ def run_key(*parts: Any) -> str:
 
 
 def run_checkpoint(name: str, *parts: Any) -> Path:
-    """The checkpoint of the run ``name`` made of ``parts``: ``checkpoint_path(f"{name}-{run_key(*parts)}.pt")``.
+    """The checkpoint of the run ``name`` made of ``parts``:
+    ``checkpoint_path(f"{name}-{run_key(*parts)}.pt")``.
 
     Pass every config and value that changes the trained weights, e.g.
     ``run_checkpoint("09_transformer", model.config, train_config, {"pairs": 29_000, "seed": 0})``.

@@ -66,6 +66,7 @@ class TrainConfig:
     lr: float = 1e-3  # peak learning rate, reached after the warm-up
     warmup_steps: int = 0  # linear warm-up from 0 to lr
     decay: bool = True  # linear decay from lr to 0 at the last step (False: constant after warm-up)
+    schedule: str = "linear"  # the decay's shape: "linear" or "cosine" (half a cosine wave to 0; chapter 14)
     weight_decay: float = 0.0  # AdamW's decoupled weight decay
     betas: tuple[float, float] = (0.9, 0.999)
     grad_clip: float | None = 1.0  # clip the gradient norm to this (None: no clipping)
@@ -141,7 +142,8 @@ def train(
             "TrainConfig(minutes=...) is not for torchrun jobs; give steps=... or epochs=... instead."
         )
     schedule = Schedule(config.warmup_steps, _total_steps(config, batches),
-                        None if config.minutes is None else 60 * config.minutes, config.decay)  # fmt: skip
+                        None if config.minutes is None else 60 * config.minutes, config.decay,
+                        config.schedule)  # fmt: skip
     decay, no_decay = [], []
     for p in model.parameters():
         if p.requires_grad:

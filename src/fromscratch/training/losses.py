@@ -11,6 +11,8 @@ import math
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from fromscratch.tokenizers.special import IGNORE
+
 
 def classification_loss(model: nn.Module, batch: dict[str, Tensor]) -> Tensor:
     """Cross-entropy of a classifier on a batch of padded sequences (chapter 06), in nats.
@@ -64,7 +66,7 @@ def translation_loss(model: nn.Module, batch: dict[str, Tensor], *, label_smooth
     pass another value with ``functools.partial(translation_loss, label_smoothing=0.0)``.
     """
     logits = model(batch["src"], batch["tgt_in"], batch["src_padding_mask"])  # (b, tt, V)
-    targets = batch["tgt_out"].masked_fill(~batch["tgt_padding_mask"], -100)  # (b, tt); -100: ignored
+    targets = batch["tgt_out"].masked_fill(~batch["tgt_padding_mask"], IGNORE)  # (b, tt): padding skipped
     return F.cross_entropy(logits.flatten(0, 1).float(), targets.flatten(), label_smoothing=label_smoothing)
 
 
@@ -72,11 +74,11 @@ def masked_lm_loss(model: nn.Module, batch: dict[str, Tensor]) -> Tensor:
     """BERT's pretraining loss (chapter 10): cross-entropy at the masked positions only, in nats.
 
     batch: ``tokens (b, t)`` (corrupted), ``padding_mask (b, t)`` and ``labels (b, t)`` (the original
-    id where scored, -100 elsewhere), as :class:`fromscratch.data.pretraining.MaskedBatches` yields.
+    id where scored, IGNORE = -100 elsewhere), as :class:`fromscratch.data.pretraining.MaskedBatches` yields.
     The model is called as ``model(tokens, padding_mask, only=chosen)`` and returns ``(n, V)`` logits
     for the ``n`` chosen positions (:class:`fromscratch.models.bert.BertForPretraining`).
     """
-    chosen = batch["labels"] != -100  # (b, t)
+    chosen = batch["labels"] != IGNORE  # (b, t)
     logits = model(batch["tokens"], batch["padding_mask"], only=chosen)  # (n, V)
     return F.cross_entropy(logits.float(), batch["labels"][chosen])
 

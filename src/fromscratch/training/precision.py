@@ -151,6 +151,15 @@ def _emulated(device: torch.device, what: str) -> None:
     )
 
 
+def _decide(precision: str, *, cuda: bool, bf16_units: bool, fp16_units: bool) -> torch.dtype | None:
+    """The autocast dtype for ``precision`` on a device with (or without) bf16 and fp16 units."""
+    if precision == "auto":
+        return torch.bfloat16 if cuda and bf16_units else torch.float16 if fp16_units else None
+    if precision == "best":
+        return torch.bfloat16 if bf16_units else torch.float16 if fp16_units else None
+    return {"bf16": torch.bfloat16, "fp16": torch.float16}.get(precision)
+
+
 def choose_precision(device: torch.device | str, precision: str = "auto") -> Precision:
     """What ``precision`` (one of :data:`PRECISIONS`) means on ``device``: a :class:`Precision`.
 
@@ -160,22 +169,22 @@ def choose_precision(device: torch.device | str, precision: str = "auto") -> Pre
     if precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {', '.join(map(repr, PRECISIONS))}; got {precision!r}.")
     device = torch.device(device)
-    if precision == "auto":
-        dtype = torch.bfloat16 if device.type == "cuda" and bf16_supported(device) else None
-        if dtype is None and fp16_fast(device):
-            dtype = torch.float16
-    elif precision == "best":
-        dtype = torch.bfloat16 if bf16_supported(device) else torch.float16 if fp16_fast(device) else None
-    elif precision == "bf16":
-        if not bf16_supported(device):
-            _emulated(device, "bf16")
-        dtype = torch.bfloat16
-    elif precision == "fp16":
-        if not fp16_fast(device):
-            _emulated(device, "fp16")
-        dtype = torch.float16
-    else:
-        dtype = None
+    units = {"bf16": bf16_supported(device), "fp16": fp16_fast(device)}
+    if precision in units and not units[precision]:
+        _emulated(device, precision)
+    dtype = _decide(precision, cuda=device.type == "cuda", bf16_units=units["bf16"], fp16_units=units["fp16"])
+    return Precision(dtype, dtype == torch.float16)
+
+
+def choose_for_gpu(capability: tuple[int, int], precision: str = "auto") -> Precision:
+    """What :func:`choose_precision` picks on a CUDA GPU of compute ``capability``, e.g. (7, 5) for a T4.
+
+    Needs no GPU and never warns: for plans made elsewhere (``benchmarks/gpu_plan.py``).
+    """
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {', '.join(map(repr, PRECISIONS))}; got {precision!r}.")
+    bf16, fp16 = tuple(capability) >= BF16_CAPABILITY, tuple(capability) >= FP16_CAPABILITY
+    dtype = _decide(precision, cuda=True, bf16_units=bf16, fp16_units=fp16)
     return Precision(dtype, dtype == torch.float16)
 
 
@@ -213,6 +222,7 @@ __all__ = [
     "PrecisionWarning",
     "autocast_dtype",
     "bf16_supported",
+    "choose_for_gpu",
     "choose_precision",
     "cpu_has_bf16",
     "cuda_capability",

@@ -4,9 +4,19 @@ A linear warm-up over the first ``warmup_steps`` steps, then a linear decay that
 the run ends. The end is a number of steps, a time budget, or whichever of the two comes first: with
 ``TrainConfig(minutes=15)`` the decay follows the seconds spent training, so the learning rate is
 zero exactly when the 15 minutes run out however fast or slow the steps turn out to be (chapter 09).
+
+``shape="cosine"`` (``TrainConfig(schedule="cosine")``, chapter 14) decays along half a cosine wave
+instead of a straight line, ``(1 + cos(π · progress)) / 2``: it stays near the peak longer and
+lingers near zero at the end, the schedule of GPT-3, Llama and most language models since
+(Loshchilov & Hutter 2017 introduced it, with restarts). Llama decays to 10 % of the peak; here, as
+the linear decay does, it reaches 0.
 """
 
 from __future__ import annotations
+
+import math
+
+SHAPES = ("linear", "cosine")  # how the learning rate decays after the warm-up
 
 
 def lr_factor(step: int, warmup_steps: int, total_steps: int, decay: bool = True) -> float:
@@ -26,9 +36,19 @@ class Schedule:
     fraction of steps done and the fraction of the time budget spent since the warm-up ended.
     """
 
-    def __init__(self, warmup_steps: int, total_steps: int | None, seconds: float | None, decay: bool = True):
+    def __init__(
+        self,
+        warmup_steps: int,
+        total_steps: int | None,
+        seconds: float | None,
+        decay: bool = True,
+        shape: str = "linear",
+    ):
         if total_steps is None and seconds is None:
             raise ValueError("A schedule needs an end: a number of steps, a time budget, or both.")
+        if shape not in SHAPES:
+            raise ValueError(f"schedule must be one of {', '.join(map(repr, SHAPES))}; got {shape!r}.")
+        self.shape = shape  # "linear" or "cosine" decay after the warm-up
         self.warmup_steps, self.total_steps, self.seconds, self.decay = (
             warmup_steps,
             total_steps,
@@ -53,7 +73,10 @@ class Schedule:
         """The factor for the step about to run (``torch.optim.lr_scheduler.LambdaLR`` calls this)."""
         if step < self.warmup_steps:
             return (step + 1) / self.warmup_steps
-        return 1.0 if not self.decay else max(0.0, 1.0 - self.progress(step))
+        if not self.decay:
+            return 1.0
+        done = min(1.0, self.progress(step))  # 0 at the end of the warm-up, 1 at the end of the run
+        return 1.0 - done if self.shape == "linear" else 0.5 * (1.0 + math.cos(math.pi * done))
 
     def finished(self, step: int) -> bool:
         """True once ``step`` steps are done or the time budget is spent."""
@@ -74,4 +97,4 @@ class Schedule:
         self.warmup_end = state.get("warmup_end")
 
 
-__all__ = ["Schedule", "lr_factor"]
+__all__ = ["SHAPES", "Schedule", "lr_factor"]

@@ -7,8 +7,8 @@
 
 Every diagram is a matplotlib figure on an opaque white card with dark text (readable on the light and
 the dark book theme) at most ``BOOK_WIDTH`` wide, in the course's colour-blind safe palette. The masks
-are computed by ``fromscratch.attention.masks``, so the picture cannot drift from the code: True (may attend) is
-drawn filled.
+are computed by ``fromscratch.attention.masks``, so the picture cannot drift from the code: True (may
+attend) is drawn filled.
 """
 
 from __future__ import annotations
@@ -93,7 +93,9 @@ BLOCK_WIDTH = 3.55  # inches: one block column; two fit the book's column side b
 
 
 def _draw_block(ax, x0: float, norm: str) -> float:
-    """Draw one ``norm``-norm block in the column starting at ``x0`` (inches); return the top of its output."""
+    """Draw one ``norm``-norm block in the column starting at ``x0`` (inches); return the top of its
+    output.
+    """
     # the main path, bottom to top: "<" opens a skip connection, "+" closes it
     attn, ff, ln = ("self-attention", "attention"), ("feed-forward", "ff"), ("layer norm", "norm")
     path = {"post": ["<", attn, "+", ln, "<", ff, "+", ln], "pre": ["<", ln, attn, "+", "<", ln, ff, "+"]}[
@@ -130,7 +132,8 @@ def block_diagram(*, norm: str = "post") -> Figure:
 
     ``norm="post"`` normalises after each residual add (the original transformer and the tutorial);
     ``norm="pre"`` normalises each sub-layer's input and keeps the residual path clean (GPT-2, chapter 07);
-    ``norm="both"`` draws the two side by side, post-norm on the left. The shapes in and out are ``(b, t, e)``.
+    ``norm="both"`` draws the two side by side, post-norm on the left. The shapes in and out are
+    ``(b, t, e)``.
     """
     if norm not in ("post", "pre", "both"):
         raise ValueError(f"norm must be 'post', 'pre' or 'both', got {norm!r}")
@@ -190,8 +193,9 @@ def multi_head_diagram(*, heads: int = 4) -> Figure:
 
 
 def mask_diagram(lengths: Sequence[int] = (6, 4), *, t: int | None = None) -> Figure:
-    """The masks of chapters 03 and 07, computed by ``fromscratch.attention.masks``: causal ``(t, t)``, padding for
-    the last of ``lengths`` (keys ``(t,)``, broadcast over queries) and the two combined with "and".
+    """The masks of chapters 03 and 07, computed by ``fromscratch.attention.masks``: causal ``(t, t)``,
+    padding for the last of ``lengths`` (keys ``(t,)``, broadcast over queries) and the two combined with
+    "and".
 
     Filled cells are True, "may attend": rows are queries, columns keys. ``t`` defaults to max(lengths).
     """

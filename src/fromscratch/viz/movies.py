@@ -107,7 +107,9 @@ def _flip(text) -> None:
 
 
 def _declutter(ax, texts, steps: int = 150) -> None:
-    """Untangle overlapping labels: first try each on the other side of its dot, then nudge apart vertically."""
+    """Untangle overlapping labels: first try each on the other side of its dot, then nudge apart
+    vertically.
+    """
     if len(texts) < 2:
         return
     renderer = ax.figure.canvas.get_renderer()
@@ -195,7 +197,9 @@ def plot_movie_features(
 
 
 def direction_ends(coords: torch.Tensor, titles: Sequence[str], movies: Sequence[int], n: int) -> Table:
-    """The ``n`` movies (of ``movies``) at the low and the high end of each direction of ``coords`` (n_items, k)."""
+    """The ``n`` movies (of ``movies``) at the low and the high end of each direction of ``coords``
+    (n_items, k).
+    """
     movies = torch.as_tensor(list(movies))
     rows = []
     for j in range(coords.shape[1]):

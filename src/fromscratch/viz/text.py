@@ -21,7 +21,15 @@ import torch
 
 from fromscratch.viz.style import BOOK_WIDTH, HEATMAP_CMAP, PALETTE
 
-__all__ = ["Table", "show_text", "table", "TokenHighlight", "highlight_tokens", "length_histogram", "position_plot"]
+__all__ = [
+    "Table",
+    "show_text",
+    "table",
+    "TokenHighlight",
+    "highlight_tokens",
+    "length_histogram",
+    "position_plot",
+]
 WIDTH = 88  # characters: the book's text column, for text shown instead of HTML
 
 POSITIVE, NEGATIVE, NEUTRAL = PALETTE[2], PALETTE[3], PALETTE[0]  # green, orange-red, blue
@@ -64,7 +72,9 @@ def show_text(text: str, width: int = 88) -> None:
 
 
 def table(rows: Sequence[Sequence[object]], header: Sequence[str], caption: str = "") -> Table:
-    """``table([["global mean", "1.123"], ...], header=["model", "test RMSE"])``: shown when last in a cell."""
+    """``table([["global mean", "1.123"], ...], header=["model", "test RMSE"])``: shown when last in a
+    cell.
+    """
     return Table(rows, header, caption)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import matplotlib.pyplot as plt
 import torch
@@ -23,8 +24,8 @@ def bleu_by_length_plot(rows: dict[str, list[tuple[str, int, float]]], *, title:
     labels = None
     for n, (name, model_rows) in enumerate(rows.items()):
         labels = [f"{label}\n({count})" for label, count, _ in model_rows]
-        ax.plot(range(len(model_rows)), [s for _, _, s in model_rows], marker="o", color=PALETTE[n % len(PALETTE)],
-                label=name)  # fmt: skip
+        scores = [s for _, _, s in model_rows]
+        ax.plot(range(len(model_rows)), scores, marker="o", color=PALETTE[n % len(PALETTE)], label=name)
     if labels:
         ax.set_xticks(range(len(labels)), labels)
     ax.set(
@@ -37,10 +38,17 @@ def bleu_by_length_plot(rows: dict[str, list[tuple[str, int, float]]], *, title:
     return ax
 
 
-def learning_curves_by_time(curves: dict[str, tuple[Sequence[float], Sequence[float]]], *, smooth: int = 20):
-    """Training loss against minutes of training, one line per model: ``{name: (minutes, losses)}``."""
+def learning_curves_by_time(runs: dict[str, tuple[Any, float]], *, smooth: int = 20):
+    """Training loss against minutes of training, one line per model: ``{name: (history, minutes)}``.
+
+    ``history``: what :func:`fromscratch.training.train` returned (its ``series("loss")`` is read);
+    ``minutes``: the run's time in training steps, spread evenly over its steps (steps of one run take
+    about equally long). Returns the ``Axes``.
+    """
     fig, ax = plt.subplots(figsize=(BOOK_WIDTH * 0.75, 3.2), layout="constrained")
-    for n, (name, (minutes, losses)) in enumerate(curves.items()):
+    for n, (name, (history, total)) in enumerate(runs.items()):
+        steps, losses = history.series("loss")
+        minutes = [total * step / max(steps) for step in steps]
         losses = torch.tensor(list(losses), dtype=torch.float32)
         k = max(1, min(smooth, len(losses) // 5 or 1))
         smoothed = (
@@ -60,8 +68,14 @@ def _first(layers, example: int) -> list[torch.Tensor]:
     ]  # (1, h, tq, tk)
 
 
-def encoder_decoder_bertviz(weights: dict, src_tokens: Sequence[str], tgt_tokens: Sequence[str], *, example: int = 0,
-                            kind: str = "model"):  # fmt: skip
+def encoder_decoder_bertviz(
+    weights: dict,
+    src_tokens: Sequence[str],
+    tgt_tokens: Sequence[str],
+    *,
+    example: int = 0,
+    kind: str = "model",
+):
     """An encoder-decoder's attention in bertviz: encoder self-, decoder self- and cross-attention.
 
     weights: ``{"encoder": [...], "decoder": [...], "cross": [...]}`` with one ``(b, h, tq, tk)`` tensor

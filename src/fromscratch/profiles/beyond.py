@@ -1,0 +1,152 @@
+"""Chapter 13's run: sets, images (ViT against a CNN), local attention, graphs, a mixed set.
+
+Every model is a config held here and every training run a :class:`~fromscratch.training.TrainConfig`,
+so the chapter writes ``train(ViT(size.vit), batches, labelled_loss, size.image_train)``. Comparisons
+share their ``TrainConfig``: the ViT and the CNN get the same minutes, the local and the full ViT the
+same steps, DeepSets and the set transformer the same steps and batches.
+
+In the ``cpu`` profile the chapter trains the ViT and the CNN for a few minutes each; the 10-minute
+figures it quotes come from ``benchmarks/vision.py``, which trains the same models with ``reference``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fromscratch.models import CNNConfig, ImageQuestionConfig, SetConfig, ViTConfig
+from fromscratch.training import TrainConfig
+
+
+@dataclass(frozen=True)
+class BeyondRun:
+    """The sizes of chapter 13's experiments."""
+
+    # 13.1 sets: which digit is the odd one out?
+    sets: SetConfig  # the set transformer; DeepSets is the same config without its blocks
+    set_train: TrainConfig  # both set models: the same steps (or minutes) and the same kind of batches
+    set_batch: int  # sets per training step
+    set_size: int  # digits per set (one of them the odd one out)
+    set_test: int  # test sets, drawn once from the test digits
+    # 13.2 images: a ViT and a CNN on MNIST (and Fashion-MNIST)
+    vit: ViTConfig  # the Vision Transformer
+    cnn: CNNConfig  # the convolutional baseline
+    image_train: TrainConfig  # both image models: the same wall-clock budget (minutes)
+    image_batch: int  # images per training step
+    shift: int  # augmentation: each training image moved by up to this many pixels
+    train_images: int | None  # training images used (None: all 60,000)
+    test_images: int | None  # test images scored (None: all 10,000)
+    curve_images: int  # test images scored at each evaluation during training (the accuracy-time curve)
+    eval_every: int  # steps between those evaluations
+    no_position_train: TrainConfig  # the ViT without positions (13.2.2): its own, shorter budget
+    reference: TrainConfig  # benchmarks/vision.py: the ViT and the CNN for 10 minutes each
+    # 13.2.4 inductive bias: local against full attention at several training set sizes
+    local_vit: ViTConfig  # the ViT with a local mask (local=r); full attention is the same with local=None
+    local_train: TrainConfig  # every run of the comparison: the same steps, whatever the data size
+    local_sizes: tuple[int, ...]  # training images of each pair of runs (the issue: 1,000, 5,000, 60,000)
+    # 13.3 graphs: Zachary's karate club
+    graph: SetConfig  # the node classifier: one-hot node ids in, one label per node out (pooling=None)
+    graph_train: TrainConfig  # every graph model
+    graph_depths: tuple[int, ...]  # numbers of graph-masked layers compared
+    graph_labelled: int  # labelled nodes per faction (the rest are predicted)
+    graph_seeds: int  # runs per model (different labelled nodes), averaged
+    # 13.4 mixing modalities (a toy)
+    question: ImageQuestionConfig  # patches and words in one set
+    question_train: TrainConfig  # its training
+
+
+def _run(vit: ViTConfig, local_vit: ViTConfig, sets: SetConfig, graph: SetConfig, **sizes) -> BeyondRun:
+    """One profile's run; the question model reads images with the chapter's ViT's patch size and width."""
+    question = ImageQuestionConfig(vit=ViTConfig(patch=vit.patch, emb=vit.emb, heads=vit.heads, depth=2,
+                                                 num_classes=2))  # fmt: skip
+    return BeyondRun(vit=vit, local_vit=local_vit, sets=sets, graph=graph, question=question, **sizes)
+
+
+_GRAPH = dict(input_dim=34, hidden=32, emb=32, heads=2, num_classes=2, pooling=None)  # one-hot node ids in
+
+BEYOND_RUNS = {
+    # smoke: a few steps of every experiment on small subsets, only to prove the cells run (seconds)
+    "smoke": _run(
+        sets=SetConfig(hidden=32, emb=16, heads=2, depth=1),
+        set_train=TrainConfig(steps=20, lr=3e-3, warmup_steps=2),
+        set_batch=16,
+        set_size=10,
+        set_test=200,
+        vit=ViTConfig(patch=7, emb=16, heads=2, depth=1),
+        cnn=CNNConfig(widths=(4, 8), hidden=16),
+        image_train=TrainConfig(steps=20, lr=3e-3, warmup_steps=2),
+        image_batch=32,
+        shift=0,
+        train_images=2_000,
+        test_images=500,
+        curve_images=200,
+        eval_every=10,
+        no_position_train=TrainConfig(steps=10, lr=3e-3, warmup_steps=2),
+        reference=TrainConfig(steps=20, lr=3e-3, warmup_steps=2),
+        local_vit=ViTConfig(patch=7, emb=16, heads=2, depth=1, local=1),
+        local_train=TrainConfig(steps=10, lr=3e-3, warmup_steps=2),
+        local_sizes=(100, 500, 2_000),
+        graph=SetConfig(**_GRAPH, depth=1),
+        graph_train=TrainConfig(steps=20, lr=1e-2, warmup_steps=0, progress=False),
+        graph_depths=(1, 2),
+        graph_labelled=2,
+        graph_seeds=1,
+        question_train=TrainConfig(steps=10, lr=3e-3, warmup_steps=2),
+    ),
+    # cpu: the chapter in about 20 minutes on 2 cores; the ViT and the CNN get 2 minutes each live
+    # (the 10-minute figures come from benchmarks/vision.py with `reference`)
+    "cpu": _run(
+        sets=SetConfig(hidden=128, emb=64, heads=4, depth=2),
+        set_train=TrainConfig(steps=1_500, lr=1e-3, warmup_steps=100),
+        set_batch=64,
+        set_size=10,
+        set_test=2_000,
+        vit=ViTConfig(patch=7, emb=64, heads=4, depth=6),
+        cnn=CNNConfig(widths=(32, 64), hidden=128),
+        image_train=TrainConfig(minutes=2.0, lr=2e-3, warmup_steps=100, weight_decay=0.05),
+        image_batch=128,
+        shift=1,
+        train_images=None,
+        test_images=None,
+        curve_images=2_000,
+        eval_every=100,
+        no_position_train=TrainConfig(minutes=1.0, lr=2e-3, warmup_steps=100, weight_decay=0.05),
+        reference=TrainConfig(minutes=10.0, lr=2e-3, warmup_steps=100, weight_decay=0.05),
+        local_vit=ViTConfig(patch=4, emb=48, heads=4, depth=3, local=1),
+        local_train=TrainConfig(steps=300, lr=2e-3, warmup_steps=30, weight_decay=0.05),
+        local_sizes=(1_000, 5_000, 60_000),
+        graph=SetConfig(**_GRAPH, depth=1),
+        graph_train=TrainConfig(steps=200, lr=1e-2, warmup_steps=0, progress=False),
+        graph_depths=(1, 2, 3),
+        graph_labelled=2,
+        graph_seeds=10,
+        question_train=TrainConfig(minutes=1.0, lr=2e-3, warmup_steps=50),
+    ),
+    # gpu: a T4 in about 30 minutes; bigger ViTs, longer runs, the whole comparison at full size
+    "gpu": _run(
+        sets=SetConfig(hidden=256, emb=128, heads=8, depth=2),
+        set_train=TrainConfig(steps=5_000, lr=1e-3, warmup_steps=200),
+        set_batch=128,
+        set_size=10,
+        set_test=10_000,
+        vit=ViTConfig(patch=4, emb=128, heads=8, depth=6),
+        cnn=CNNConfig(widths=(32, 64), hidden=128),
+        image_train=TrainConfig(minutes=4.0, lr=1e-3, warmup_steps=500, weight_decay=0.05),
+        image_batch=256,
+        shift=2,
+        train_images=None,
+        test_images=None,
+        curve_images=10_000,
+        eval_every=500,
+        no_position_train=TrainConfig(minutes=2.0, lr=1e-3, warmup_steps=500, weight_decay=0.05),
+        reference=TrainConfig(minutes=10.0, lr=1e-3, warmup_steps=500, weight_decay=0.05),
+        local_vit=ViTConfig(patch=4, emb=64, heads=4, depth=4, local=1),
+        local_train=TrainConfig(steps=3_000, lr=1e-3, warmup_steps=200, weight_decay=0.05),
+        local_sizes=(1_000, 5_000, 60_000),
+        graph=SetConfig(**_GRAPH, depth=1),
+        graph_train=TrainConfig(steps=200, lr=1e-2, warmup_steps=0, progress=False),
+        graph_depths=(1, 2, 3),
+        graph_labelled=2,
+        graph_seeds=20,
+        question_train=TrainConfig(minutes=2.0, lr=1e-3, warmup_steps=200),
+    ),
+}

@@ -1,0 +1,73 @@
+"""Plots of chapter 14: the ablation's learning curves against the clock, and grouped-query attention.
+
+- :func:`ablation_curves`: training loss against seconds of training, one smoothed line per rung (14.1);
+- :func:`gqa_plot`: KV-cache size and decoding speed against the number of key/value heads (14.2).
+
+Every function takes plain numbers and returns the figure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from fromscratch.viz.style import BOOK_WIDTH, PALETTE
+
+__all__ = ["ablation_curves", "gqa_plot"]
+
+
+def ablation_curves(
+    curves: Mapping[str, tuple[Sequence[float], Sequence[float]]],
+    *,
+    smooth: int = 25,
+    ylabel: str = "training loss (bits per byte)",
+    title: str = "the same clock for every rung",
+):
+    """``curves``: ``{rung: (seconds, losses)}``, one point per step. Each line is the mean of ``smooth``
+    consecutive steps (fewer for short runs), so the rungs can be told apart; the x-axis is training
+    time (evaluations not counted), the budget every rung had."""
+    fig, ax = plt.subplots(figsize=(min(BOOK_WIDTH, 7.0), 3.8), layout="constrained")
+    for n, (name, (seconds, losses)) in enumerate(curves.items()):
+        values = np.asarray(losses, dtype=float)
+        k = max(1, min(smooth, len(values) // 5 or 1))
+        smoothed = np.convolve(values, np.ones(k) / k, mode="valid") if len(values) >= k else values
+        ax.plot(
+            list(seconds)[len(values) - len(smoothed) :],
+            smoothed,
+            color=PALETTE[n % len(PALETTE)],
+            label=name,
+        )
+    ax.set(xlabel="seconds of training", ylabel=ylabel, title=title)
+    ax.legend(fontsize="small")
+    return fig
+
+
+def gqa_plot(
+    kv_heads: Sequence[int],
+    cache_mib: Sequence[float],
+    tokens_per_second: Sequence[float],
+    *,
+    heads: int,
+    title: str = "",
+):
+    """Two panels against the key/value heads ``hk`` (1 = multi-query, ``heads`` = multi-head): the KV
+    cache in MiB (bars, with ``heads / hk`` over each) and tokens decoded per second (line)."""
+    fig, axes = plt.subplots(1, 2, figsize=(min(BOOK_WIDTH, 8.0), 3.4), layout="constrained")
+    where = np.arange(len(kv_heads))
+    bars = axes[0].bar(where, cache_mib, color=PALETTE[0])
+    for bar, k in zip(bars, kv_heads, strict=True):
+        top = (bar.get_x() + bar.get_width() / 2, bar.get_height())
+        label = f"1/{heads // k}" if k < heads else "1"  # the fraction of multi-head attention's cache
+        axes[0].annotate(label, top, ha="center", va="bottom", fontsize="small")
+    axes[0].set(ylabel="MiB", title="KV cache")
+    axes[1].plot(where, tokens_per_second, marker="o", color=PALETTE[1])
+    axes[1].set(ylabel="tokens per second", title="decoding with the cache")
+    axes[1].set_ylim(bottom=0)
+    for ax in axes:
+        ax.set_xticks(where, [str(k) for k in kv_heads])
+        ax.set_xlabel(f"key/value heads hk (of h = {heads} query heads)")
+    if title:
+        fig.suptitle(title)
+    return fig

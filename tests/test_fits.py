@@ -1,0 +1,62 @@
+"""Whether a run fits a GPU, said before training: the generic estimate and the check a chapter calls."""
+
+from __future__ import annotations
+
+import types
+
+import pytest
+import torch
+
+from fromscratch.models import Generator, GeneratorConfig
+from fromscratch.training.fits import CUDA_CONTEXT, check_fits, estimate_training, take
+from fromscratch.training.losses import classification_loss, next_byte_loss
+from fromscratch.training.memory import T4_BYTES, estimate_memory
+
+
+def generator_batch(b=4, t=32):
+    x = torch.randint(0, 256, (b, t + 1), generator=torch.Generator().manual_seed(0))
+    return x[:, :-1], x[:, 1:]
+
+
+@pytest.mark.parametrize("precision", ["fp32", "fp16"])
+def test_the_counted_estimate_agrees_with_chapter_12s_from_the_config(precision):
+    config = GeneratorConfig(emb=32, heads=4, depth=2, context=32)
+    torch.manual_seed(0)
+    counted = estimate_training(Generator(config), next_byte_loss, generator_batch(), precision=precision)
+    from_config = estimate_memory(config, 4, 32, precision=precision)
+    assert counted.parameters == from_config.parameters and counted.optimizer == from_config.optimizer
+    assert counted.total == pytest.approx(from_config.total, rel=0.02)
+
+
+def test_take_cuts_every_tensor_of_the_batch_dimension():
+    batch = {"tokens": torch.zeros(8, 5), "labels": torch.zeros(8), "mask": torch.ones(5, 5)}
+    part = take(batch, 2)
+    assert part["tokens"].shape == (2, 5) and part["labels"].shape == (2,) and part["mask"].shape == (5, 5)
+
+
+def test_a_run_that_does_not_fit_is_named_with_the_shortfall():
+    runs = {"tiny run": 2 * 10**9, "huge": 13 * 10**9}
+    with pytest.raises(ValueError, match="huge needs") as error:
+        check_fits(runs, "cuda", device_bytes=T4_BYTES)
+    message = str(error.value)
+    assert "tiny run" not in message and "more than 80% of" in message and "FROMSCRATCH_PROFILE=cpu" in message
+    shares = check_fits({"small": 2 * 10**9}, "cpu", device_bytes=T4_BYTES)
+    assert shares == {"small": pytest.approx((2 * 10**9 + CUDA_CONTEXT) / T4_BYTES)}
+
+
+def test_nothing_to_check_on_a_cpu():
+    assert check_fits({"huge": 10**15}, "cpu") == {}
+
+
+def test_the_gpus_own_memory_is_read(monkeypatch):
+    props = types.SimpleNamespace(total_memory=15_828_320_256, name="Tesla T4", major=7, minor=5)
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda device=None: props)
+    assert check_fits({"fits": 10**9}, "cuda")["fits"] < 0.2
+    with pytest.raises(ValueError, match="Not enough GPU memory"):
+        check_fits({"too big": 14 * 10**9}, "cuda")
+
+
+def test_bad_precision_is_named():
+    with pytest.raises(ValueError, match="'fp32', 'bf16', 'fp16'; got 'fp8'"):
+        model = Generator(GeneratorConfig(emb=8, heads=2, depth=1, context=4))
+        estimate_training(model, classification_loss, generator_batch(), precision="fp8")
