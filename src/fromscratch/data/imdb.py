@@ -15,14 +15,11 @@ The pipeline, in the order the chapter shows it:
    the batch* and bucketed by length (:mod:`fromscratch.data.batching`).
 
 Reading 25,000 small files and tokenising them takes several seconds per split, so a complete
-split's tokens are cached (one ``.npz`` per split, written atomically) next to the extracted archive.
+split's tokens are cached (:mod:`fromscratch.data.imdb_tokens`).
 """
 
 from __future__ import annotations
 
-import os
-import tempfile
-from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from itertools import pairwise
@@ -33,84 +30,22 @@ import numpy as np
 import torch
 
 from fromscratch.data.batching import bucketed_batches, pad_batch
-from fromscratch.data.registry import ACL_IMDB, DataError, DataFile, cache_dir, extract, lookup
-from fromscratch.tokenizers.words import CLS, UNK, Vocab, build_vocab, tokenize
+from fromscratch.data.imdb_tokens import (
+    TokenizedSplit,
+    cache_path,
+    list_split,
+    load_full_split,
+    read_text,
+    take,
+    tokenize_files,
+)
+from fromscratch.data.registry import ACL_IMDB, DataFile, extract, lookup
+from fromscratch.tokenizers.words import CLS, UNK, Vocab, build_vocab
 
 SPLITS = ("train", "test")
-CACHE_VERSION = 1  # bump when the tokeniser changes, so old caches are not trusted
 
 
-# --- reading and encoding the splits ------------------------------------------------------------
-@dataclass
-class _TokenizedSplit:
-    """Tokens of some reviews of one split, stored compactly (what the cache holds)."""
-
-    words: np.ndarray  # (w,) str: the distinct words of these reviews
-    ids: np.ndarray  # (n_tokens,) int32: every token, as an index into ``words``
-    offsets: np.ndarray  # (n + 1,) int64: review i is ids[offsets[i]:offsets[i + 1]]
-    names: np.ndarray  # (n,) str: "pos/123_9.txt"
-
-    def counts(self) -> Counter:
-        freq = np.bincount(self.ids, minlength=len(self.words))
-        seen = freq.nonzero()[0]  # a subset taken from a cached split does not use all its words
-        return Counter(dict(zip(self.words[seen].tolist(), freq[seen].tolist(), strict=True)))
-
-
-def _list_split(root: Path, split: str) -> list[str]:
-    """Every review file of ``split`` as ``"pos/<id>_<rating>.txt"``, sorted (neg first)."""
-    folder = root / "aclImdb" / split
-    if not (folder / "pos").is_dir() or not (folder / "neg").is_dir():
-        raise DataError(
-            f"{folder} should hold the folders pos/ and neg/ of the aclImdb archive. Delete "
-            f"{root} so that it is unpacked again from the archive."
-        )
-    names = (f"{label}/{name}" for label in ("neg", "pos") for name in sorted(os.listdir(folder / label)))
-    return [name for name in names if name.endswith(".txt")]
-
-
-def _read_text(root: Path, split: str, name: str) -> str:
-    return (root / "aclImdb" / split / name).read_text(encoding="utf-8")
-
-
-def _tokenize_files(root: Path, split: str, names: list[str]) -> _TokenizedSplit:
-    index: dict[str, int] = {}
-    ids: list[int] = []
-    offsets = [0]
-    for name in names:
-        ids.extend(index.setdefault(token, len(index)) for token in tokenize(_read_text(root, split, name)))
-        offsets.append(len(ids))
-    return _TokenizedSplit(
-        words=np.array(list(index), dtype=str),
-        ids=np.array(ids, dtype=np.int32),
-        offsets=np.array(offsets, dtype=np.int64),
-        names=np.array(names, dtype=str),
-    )
-
-
-def _cache_path(dataset: DataFile, split: str) -> Path:
-    return cache_dir() / "tokens" / f"{dataset.name}-{split}-v{CACHE_VERSION}.npz"
-
-
-def _load_full_split(root: Path, dataset: DataFile, split: str) -> _TokenizedSplit:
-    """All reviews of ``split``: from the token cache, or read, tokenised and cached atomically."""
-    path = _cache_path(dataset, split)
-    if path.is_file():
-        with np.load(path) as f:
-            return _TokenizedSplit(words=f["words"], ids=f["ids"], offsets=f["offsets"], names=f["names"])
-    tokens = _tokenize_files(root, split, _list_split(root, split))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}-", suffix=".npz", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez(f, words=tokens.words, ids=tokens.ids, offsets=tokens.offsets, names=tokens.names)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)  # atomic: readers see the whole file or none
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-    return tokens
-
-
+# --- choosing and encoding reviews ---------------------------------------------------------------
 def _balanced_subset(names: list[str], n: int | None, seed: int) -> list[int]:
     """Indices of ``n`` reviews, half positive and half negative, chosen with ``seed`` (sorted)."""
     if n is None:
@@ -126,22 +61,6 @@ def _balanced_subset(names: list[str], n: int | None, seed: int) -> list[int]:
     n_pos = (n + 1) // 2
     chosen = rng.permutation(pos)[:n_pos].tolist() + rng.permutation(neg)[: n - n_pos].tolist()
     return sorted(chosen)
-
-
-def _take(tokens: _TokenizedSplit, rows: list[int]) -> _TokenizedSplit:
-    starts, ends = tokens.offsets[rows], tokens.offsets[np.array(rows, dtype=np.int64) + 1]
-    lengths = ends - starts
-    ids = (
-        np.concatenate([tokens.ids[s:e] for s, e in zip(starts, ends, strict=True)])
-        if rows
-        else tokens.ids[:0]
-    )
-    return _TokenizedSplit(
-        words=tokens.words,
-        ids=ids,
-        offsets=np.concatenate([[0], np.cumsum(lengths)]),
-        names=tokens.names[rows],
-    )
 
 
 @dataclass
@@ -162,7 +81,7 @@ class Reviews:
 
     def text(self, i: int) -> str:
         """The original text of review ``i`` (read from its file)."""
-        return _read_text(self.root, self.split, self.names[i])
+        return read_text(self.root, self.split, self.names[i])
 
     def subset(self, rows: list[int]) -> Reviews:
         """The reviews at positions ``rows``, in that order."""
@@ -182,7 +101,7 @@ class Reviews:
         return self.subset([i for i in range(len(self)) if i not in chosen]), self.subset(held)
 
 
-def _encode(tokens: _TokenizedSplit, vocab: Vocab, split: str, max_len: int, root: Path) -> Reviews:
+def _encode(tokens: TokenizedSplit, vocab: Vocab, split: str, max_len: int, root: Path) -> Reviews:
     # one look-up table from this split's words to vocabulary ids, then a vectorised gather
     table = np.array([vocab.stoi.get(word, UNK) for word in tokens.words.tolist()], dtype=np.int64)
     flat = torch.from_numpy(table[tokens.ids]) if len(tokens.ids) else torch.zeros(0, dtype=torch.long)
@@ -233,13 +152,13 @@ def load_imdb(
     root = extract(dataset)
     split_tokens = {}
     for split, n in (("train", train_reviews), ("test", test_reviews)):
-        if cache and (n is None or _cache_path(dataset, split).is_file()):
-            tokens = _load_full_split(root, dataset, split)
+        if cache and (n is None or cache_path(dataset, split).is_file()):
+            tokens = load_full_split(root, dataset, split)
             rows = _balanced_subset(tokens.names.tolist(), n, seed)
-            split_tokens[split] = tokens if n is None else _take(tokens, rows)
+            split_tokens[split] = tokens if n is None else take(tokens, rows)
         else:  # read only the chosen files
-            names = _list_split(root, split)
-            split_tokens[split] = _tokenize_files(
+            names = list_split(root, split)
+            split_tokens[split] = tokenize_files(
                 root, split, [names[i] for i in _balanced_subset(names, n, seed)]
             )
     vocab = build_vocab(split_tokens["train"].counts(), vocab_size)

@@ -11,63 +11,36 @@ Test reviews are never used for pretraining.
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Iterator
 
 import numpy as np
 import torch
 
 from fromscratch.data.batching import bucketed_batches, pad_batch
+from fromscratch.data.imdb_tokens import TokenizedSplit, cache_path, cached_tokens, take, tokenize_files
 from fromscratch.data.masking import mask_tokens
-from fromscratch.data.registry import ACL_IMDB, cache_dir, extract
+from fromscratch.data.registry import ACL_IMDB, extract
 from fromscratch.tokenizers.special import CLS, PAD, UNK
-from fromscratch.tokenizers.words import Vocab, tokenize
-
-CACHE_VERSION = 1
+from fromscratch.tokenizers.words import Vocab
 
 
-def _cache_file():
-    return cache_dir() / "tokens" / f"aclImdb-unsup-v{CACHE_VERSION}.npz"
+def _read_unsup(reviews: int | None, seed: int) -> TokenizedSplit:
+    """The tokens of the unlabelled reviews: all (cached after the first reading), or a seeded subset
+    of ``reviews`` (read alone, unless the cache of all exists)."""
+    root = extract(ACL_IMDB)
+    path = cache_path(ACL_IMDB, "unsup")
 
+    def names() -> list[str]:  # as read_text wants them: relative to aclImdb/train
+        return [f"unsup/{name}" for name in sorted(os.listdir(root / "aclImdb" / "train" / "unsup"))]
 
-def _tokenize(folder, names: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``words, ids, offsets`` of the reviews ``names`` in ``folder``; review i is
-    ``ids[offsets[i]:offsets[i+1]]``, indices into ``words``."""
-    index: dict[str, int] = {}
-    ids: list[int] = []
-    offsets = [0]
-    for name in names:
-        text = (folder / name).read_text(encoding="utf-8")
-        ids.extend(index.setdefault(token, len(index)) for token in tokenize(text))
-        offsets.append(len(ids))
-    return np.array(list(index), dtype=str), np.array(ids, np.int32), np.array(offsets, np.int64)
-
-
-def _read_unsup(reviews: int | None, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``words, ids, offsets`` of the unlabelled reviews: all (cached after the first reading), or a
-    seeded subset of ``reviews`` (read alone, unless the cache of all exists)."""
-    path = _cache_file()
-    folder = extract(ACL_IMDB) / "aclImdb" / "train" / "unsup"
-    if path.is_file():
-        with np.load(path) as f:
-            words, ids, offsets = f["words"], f["ids"], f["offsets"]
-    elif reviews is not None:  # a small subset: read only its files
-        names = sorted(os.listdir(folder))
-        chosen = sorted(np.random.default_rng(seed).permutation(len(names))[:reviews].tolist())
-        return _tokenize(folder, [names[i] for i in chosen])
-    else:
-        words, ids, offsets = _tokenize(folder, sorted(os.listdir(folder)))
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(suffix=".npz", dir=path.parent)
-        with os.fdopen(fd, "wb") as f:
-            np.savez(f, words=words, ids=ids, offsets=offsets)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)  # atomic: readers see the whole file or none
+    if reviews is not None and not path.is_file():  # a small subset: read only its files
+        every = names()
+        chosen = sorted(np.random.default_rng(seed).permutation(len(every))[:reviews].tolist())
+        return tokenize_files(root, "train", [every[i] for i in chosen])
+    tokens = cached_tokens(path, lambda: tokenize_files(root, "train", names()))
     if reviews is None:
-        return words, ids, offsets
-    chosen = sorted(np.random.default_rng(seed).permutation(len(offsets) - 1)[:reviews].tolist())
-    pieces = [ids[offsets[i] : offsets[i + 1]] for i in chosen]
-    return words, np.concatenate(pieces), np.concatenate([[0], np.cumsum([len(p) for p in pieces])])
+        return tokens
+    return take(tokens, sorted(np.random.default_rng(seed).permutation(len(tokens.names))[:reviews].tolist()))
 
 
 def load_unlabelled(
@@ -78,9 +51,10 @@ def load_unlabelled(
     reviews: a seeded random subset of this many (None: all 50,000). Reading and tokenising all the
     files takes about half a minute the first time; later calls read the cache.
     """
-    words, ids, offsets = _read_unsup(reviews, seed)
-    table = np.array([vocab.stoi.get(w, UNK) for w in words.tolist()], dtype=np.int64)
-    flat = torch.from_numpy(table[ids])
+    tokens = _read_unsup(reviews, seed)
+    offsets = tokens.offsets
+    table = np.array([vocab.stoi.get(w, UNK) for w in tokens.words.tolist()], dtype=np.int64)
+    flat = torch.from_numpy(table[tokens.ids])
     return [flat[offsets[i] : min(offsets[i + 1], offsets[i] + max_len)] for i in range(len(offsets) - 1)]
 
 
