@@ -18,7 +18,7 @@ and ``gpu_plan_later.py``; measured by ``gpu_plan_measure.py``):
    for the GPU in the precision "auto" picks on a T4 (fp16), at the whole batch, with the CUDA context;
 5. the time of each run on each card: steps x FLOPs / (peak x MFU), or the run's own budget in minutes.
 
-``k = b`` unless a step would take more than about 20 s on 2 cores or hold more than 3 GiB. A chapter's
+``k = b`` unless a step would take more than about 15 s on 2 cores or hold more than 3 GiB. A chapter's
 time is the sum of its runs, plus 10 % for evaluation, sampling and its other cells, plus a minute for
 setup and downloads. The MFU (the share of the card's dense peak that a step's matmul FLOPs reach) is an
 assumption until the plan's GPU runs measure it: our models are small (e <= 512) and run eagerly, so a

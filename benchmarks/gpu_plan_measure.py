@@ -20,7 +20,7 @@ from fromscratch.training.fits import CUDA_CONTEXT, batch_size, estimate_trainin
 from fromscratch.training.memory import MODELS, T4_BYTES, estimate_memory
 from fromscratch.training.precision import choose_for_gpu
 
-STEP_FLOPS = 1.0e12  # FLOPs of the step measured on the CPU at most (~20 s on 2 cores)
+STEP_SECONDS = 15.0  # a step measured on the CPU takes about this long at most (from one example's)
 CPU_BYTES = 3 * 2**30  # fp32 peak of the step measured on the CPU at most (the machine is shared)
 
 
@@ -184,9 +184,11 @@ def measure(run: Run) -> Row:
     model, batch, loss_fn = run.build()
     model.train()
     b = batch_size(batch)
-    one = step_flops(model, loss_fn, take(batch, 1, b))
+    started = time.perf_counter()
+    step_flops(model, loss_fn, take(batch, 1, b))  # one example: how long a step of k takes, about
+    one = time.perf_counter() - started
     full32 = estimate(run, model, loss_fn, batch, "fp32")
-    k = max(1, min(b, int(STEP_FLOPS // max(one, 1)), int(b * CPU_BYTES / max(full32, 1))))
+    k = max(1, min(b, int(STEP_SECONDS / one), int(b * CPU_BYTES / max(full32, 1))))
     part = take(batch, k, b)
     flops = step_flops(model, loss_fn, part) * b / k
     measured, seconds = measured_peak(model, loss_fn, part)

@@ -36,7 +36,7 @@ import torch
 from fromscratch.data import mnist
 from fromscratch.models import CNN, DeepSets, SetTransformer, ViT
 from fromscratch.profiles import get_profile, seed_everything
-from fromscratch.recipes.beyond import labelled_loss, accuracy_on
+from fromscratch.recipes.beyond import accuracy_on, labelled_loss
 from fromscratch.training import train
 from fromscratch.utils import count_parameters
 
@@ -78,7 +78,7 @@ def images(run, name: str, device: torch.device, seed: int) -> None:
 def sets(run, device: torch.device, seed: int) -> None:
     """Train DeepSets and the set transformer on the same kind of batches for the same steps."""
     data = mnist.load("mnist", progressbar=False)
-    test_sets, test_odd = mnist.odd_one_out(
+    test_sets, test_odd, _ = mnist.odd_one_out(
         data.test_images, data.test_labels, run.set_test, set_size=run.set_size,
         generator=torch.Generator().manual_seed(seed),
     )  # fmt: skip

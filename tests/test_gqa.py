@@ -105,3 +105,14 @@ def test_cache_bytes_shrink_by_exactly_heads_over_kv_heads():
         sizes[kv_heads] = cache_bytes(cache)
     assert sizes[8] == 2 * 2 * 12 * 32 * 4 * 2  # K and V, b, t, h·s, float32, 2 blocks
     assert all(sizes[8] == sizes[k] * (8 // k) for k in sizes)
+
+
+def test_without_the_fused_kernels_gqa_option_the_heads_are_expanded(monkeypatch):
+    """PyTorch < 2.5 has no enable_gqa: the shared heads are then repeated first; the output is the same."""
+    import fromscratch.attention.core as core
+
+    model, x = attention(kv_heads=2), torch.randn(2, 6, 32)
+    with torch.no_grad():
+        fused = model(x)
+        monkeypatch.setattr(core, "FUSED_GQA", False)
+        torch.testing.assert_close(model(x), fused, atol=1e-6, rtol=1e-5)

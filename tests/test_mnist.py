@@ -124,11 +124,11 @@ def test_shifted_images_move_without_changing_content():
 def test_odd_one_out_sets_have_one_digit_of_another_class(digits):
     generator = torch.Generator().manual_seed(0)
     images, labels = digits.test_images, digits.test_labels
-    sets, odd = mnist.odd_one_out(images, labels, 50, set_size=10, generator=generator)
+    sets, odd, place = mnist.odd_one_out(images, labels, 50, set_size=10, generator=generator)
     assert sets.shape == (50, 10, 28, 28) and odd.shape == (50,)
     lookup = {img.numpy().tobytes(): int(lab) for img, lab in zip(images[:10_000], labels, strict=True)}
-    for one_set, answer in zip(sets, odd, strict=True):
+    for one_set, answer, where in zip(sets, odd, place, strict=True):
         classes = torch.tensor([lookup[img.numpy().tobytes()] for img in one_set])
-        assert (classes == answer).sum() == 1 and len(classes.unique()) == 2
+        assert (classes == answer).sum() == 1 and len(classes.unique()) == 2 and classes[where] == answer
     x, y = next(iter(mnist.OddOneOutBatches(images, labels, 4, set_size=5)))
     assert x.shape == (4, 5, 784) and y.shape == (4,) and 0 <= float(x.min()) <= float(x.max()) <= 1

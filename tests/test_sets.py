@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from fromscratch.models import DeepSets, SetConfig, SetTransformer
-from fromscratch.recipes.beyond import labelled_loss, predict, accuracy_on
+from fromscratch.recipes.beyond import accuracy_on, labelled_loss, predict
 
 SMALL = SetConfig(input_dim=12, hidden=16, emb=8, heads=2, depth=2, num_classes=5)
 

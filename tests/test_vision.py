@@ -129,3 +129,21 @@ def test_image_question_reads_words_and_patches():
     assert not torch.allclose(same_image[0], same_image[1]), "the question changes the answer"
     with pytest.raises(ValueError, match="pooling='cls'"):
         ImageQuestion(ImageQuestionConfig(vit=ViTConfig(pooling="mean")))
+
+
+def test_beyond_runs_hold_model_and_train_configs():
+    from fromscratch.models import CNNConfig, ImageQuestionConfig, SetConfig
+    from fromscratch.profiles import PROFILE_NAMES, get_profile
+    from fromscratch.training import TrainConfig
+
+    for name in PROFILE_NAMES:
+        run = get_profile(name).beyond
+        assert isinstance(run.vit, ViTConfig) and isinstance(run.cnn, CNNConfig)
+        assert isinstance(run.sets, SetConfig) and run.graph.pooling is None and run.graph.input_dim == 34
+        assert run.local_vit.local is not None and isinstance(run.question, ImageQuestionConfig)
+        trains = (run.set_train, run.image_train, run.reference, run.local_train, run.graph_train)
+        assert all(isinstance(t, TrainConfig) for t in (*trains, run.question_train))
+        assert run.local_train.steps is not None, "local and full attention compare at equal steps"
+        assert len(run.local_sizes) == 3 and run.image_batch <= min(run.local_sizes)
+    assert get_profile("cpu").beyond.reference.minutes == 10.0
+    assert get_profile("cpu").beyond.local_sizes == (1_000, 5_000, 60_000)

@@ -29,7 +29,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from fromscratch.attention.cache import KVCache
-from fromscratch.attention.grouped import check_kv_heads, expand_kv_heads
+from fromscratch.attention.grouped import FUSED_GQA, check_kv_heads, expand_kv_heads
 from fromscratch.attention.masks import (
     causal_mask,
     check_attn_mask,
@@ -289,10 +289,13 @@ class SelfAttention(nn.Module):
             if cache is not None:
                 k, v = cache.append(k, v)  # (b, hk, past + t, d): the whole prefix (or the context)
         tk = k.size(2)
-        gqa = {"enable_gqa": True} if hk != h else {}  # the fused kernel shares the hk heads itself
+        gqa = {}  # grouped-query attention: each key/value head serves h / hk query heads
+        if hk != h and (return_attention or not FUSED_GQA):
+            k, v = expand_kv_heads(k, h // hk), expand_kv_heads(v, h // hk)  # (b, h, tk, d)
+        elif hk != h:
+            gqa = {"enable_gqa": True}  # the fused kernel shares the hk heads itself, without copies
 
         if return_attention:
-            k, v = expand_kv_heads(k, h // hk), expand_kv_heads(v, h // hk)  # (b, h, tk, d)
             out, weights = scaled_dot_product_attention(
                 q, k, v, mask, bias=bias
             )  # (b, h, t, d), (b, h, t, tk)

@@ -11,7 +11,7 @@ shrinks by exactly ``h / hk``.
 :class:`~fromscratch.attention.SelfAttention` takes ``kv_heads=hk``; its cache holds ``(b, hk, t, s)``
 keys and values. :func:`expand_kv_heads` is the written-out form of the sharing (the explicit
 attention path uses it; the fast path hands the ``hk`` heads to ``F.scaled_dot_product_attention``
-with ``enable_gqa=True``).
+with ``enable_gqa=True``, PyTorch >= 2.5).
 
 Shape legend: ``b`` batch, ``h`` query heads, ``hk`` key/value heads, ``t`` length, ``d`` head width.
 """
@@ -20,7 +20,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import torch
 from torch import Tensor
+
+# F.scaled_dot_product_attention takes enable_gqa=True from PyTorch 2.5; before, the heads are expanded
+FUSED_GQA = torch.torch_version.TorchVersion(torch.__version__) >= (2, 5)
 
 
 def check_kv_heads(heads: int, kv_heads: int) -> None:
@@ -54,4 +58,4 @@ def cache_bytes(caches: Iterable) -> int:
     return total
 
 
-__all__ = ["cache_bytes", "check_kv_heads", "expand_kv_heads"]
+__all__ = ["FUSED_GQA", "cache_bytes", "check_kv_heads", "expand_kv_heads"]

@@ -12,7 +12,10 @@ official sha256, found in the mirror, the cache, or downloaded. The two datasets
 ``fashion-mnist/train-images-idx3-ubyte.gz``), so each is registered under a name that says which
 (``mnist-train-images-idx3-ubyte.gz``) and the mirror is searched by its folder and file name.
 
-Shapes: ``n`` images of ``28 x 28`` pixels; ``b`` batch, ``c`` channels (1).
+Section 13.1 builds sets of digits from them: :func:`odd_one_out` (all of one class but one) and
+:class:`OddOneOutBatches` (fresh sets for every training step).
+
+Shapes: ``n`` images of ``28 x 28`` pixels; ``b`` batch, ``c`` channels (1), ``k`` digits per set.
 """
 
 from __future__ import annotations
@@ -224,12 +227,13 @@ def _shifted(x: torch.Tensor, shift: int) -> torch.Tensor:
 # --- 13.1: sets of digits, one of them the odd one out ---------------------------------------------
 def odd_one_out(
     images: torch.Tensor, labels: torch.Tensor, count: int, *, set_size: int = 10, generator=None
-) -> tuple[torch.Tensor, torch.Tensor]:
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """``count`` sets of ``set_size`` digits: all of one class but one, the odd one, at a random place.
 
-    images uint8 ``(n, h, w)``, labels ``(n,)``. Returns uint8 sets ``(count, set_size, h, w)`` and the
-    class of each set's odd digit ``(count,)``, the answer a model must give (any order of a set has
-    the same answer). Digits are drawn with ``generator`` (default: PyTorch's global one).
+    images uint8 ``(n, h, w)``, labels ``(n,)``. Returns uint8 sets ``(count, set_size, h, w)``, the
+    class of each set's odd digit ``(count,)`` (the answer a model must give; any order of a set has
+    the same answer) and where the odd digit sits ``(count,)`` (for pictures). Digits are drawn with
+    ``generator`` (default: PyTorch's global one).
     """
     order = labels.argsort()  # indices of class 0, then class 1, ...
     sizes = torch.bincount(labels, minlength=10)  # (10,)
@@ -240,7 +244,7 @@ def odd_one_out(
     place = torch.randint(0, set_size, (count,), generator=generator)  # (count,): where the odd one sits
     classes[torch.arange(count), place] = odd
     pick = (torch.rand(count, set_size, generator=generator) * sizes[classes]).long()  # (count, k)
-    return images[order[starts[classes] + pick]], odd  # (count, k, h, w), (count,)
+    return images[order[starts[classes] + pick]], odd, place  # (count, k, h, w), (count,), (count,)
 
 
 class OddOneOutBatches:
@@ -255,5 +259,5 @@ class OddOneOutBatches:
 
     def __iter__(self) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
         while True:
-            sets, odd = odd_one_out(self.images, self.labels, self.batch_size, set_size=self.set_size)
+            sets, odd, _ = odd_one_out(self.images, self.labels, self.batch_size, set_size=self.set_size)
             yield sets.flatten(2).float() / 255, odd  # (b, k, h·w), (b,)

@@ -38,27 +38,22 @@ def llama_config_from_hf(config) -> LlamaConfig:
     head_dim = _get(config, "head_dim") or emb // heads
     rope = _get(config, "rope_parameters") or {}
     theta = rope.get("rope_theta", _get(config, "rope_theta", 10_000.0))
-    scaling = (
-        rope.get("rope_type", "default") if rope else (_get(config, "rope_scaling") or {}).get("rope_type")
-    )
-    attention_bias, mlp_bias = (
-        bool(_get(config, "attention_bias", False)),
-        bool(_get(config, "mlp_bias", False)),
-    )
-    problems = [
-        f"hidden_act={_get(config, 'hidden_act')!r} (ours: 'silu')"
-        if _get(config, "hidden_act") != "silu"
-        else "",
-        f"head_dim={head_dim} (ours: hidden_size / heads = {emb / heads:g})"
-        if head_dim * heads != emb
-        else "",
-        f"RoPE scaling {scaling!r} (ours: none)" if scaling not in (None, "default") else "",
-        f"attention_bias={attention_bias} but mlp_bias={mlp_bias} (ours: one switch)"
-        if attention_bias != mlp_bias
-        else "",
-    ]
-    if any(problems):
-        raise ValueError(f"Our Llama cannot hold this model: {'; '.join(p for p in problems if p)}.")
+    rope_scaling = _get(config, "rope_scaling") or {}  # transformers 4.x
+    scaling = rope.get("rope_type", "default") if rope else rope_scaling.get("rope_type")
+    activation = _get(config, "hidden_act")
+    attention_bias = bool(_get(config, "attention_bias", False))
+    mlp_bias = bool(_get(config, "mlp_bias", False))
+    problems = []
+    if activation != "silu":
+        problems.append(f"hidden_act={activation!r} (ours: 'silu')")
+    if head_dim * heads != emb:
+        problems.append(f"head_dim={head_dim} (ours: hidden_size / heads = {emb / heads:g})")
+    if scaling not in (None, "default"):
+        problems.append(f"RoPE scaling {scaling!r} (ours: none)")
+    if attention_bias != mlp_bias:
+        problems.append(f"attention_bias={attention_bias} but mlp_bias={mlp_bias} (ours: one switch)")
+    if problems:
+        raise ValueError(f"Our Llama cannot hold this model: {'; '.join(problems)}.")
     return LlamaConfig(
         vocab_size=_get(config, "vocab_size"),
         context=_get(config, "max_position_embeddings"),

@@ -30,17 +30,15 @@ class BeyondRun:
     # 13.2 images: a ViT and a CNN on MNIST (and Fashion-MNIST)
     vit: ViTConfig  # the Vision Transformer
     cnn: CNNConfig  # the convolutional baseline
-    image_train: TrainConfig  # both image models: the same wall-clock budget (minutes)
+    image_train: TrainConfig  # the ViT, the CNN, the ViT without positions: the same minutes, evaluated alike
     image_batch: int  # images per training step
     shift: int  # augmentation: each training image moved by up to this many pixels
     train_images: int | None  # training images used (None: all 60,000)
     test_images: int | None  # test images scored (None: all 10,000)
-    curve_images: int  # test images scored at each evaluation during training (the accuracy-time curve)
-    eval_every: int  # steps between those evaluations
-    no_position_train: TrainConfig  # the ViT without positions (13.2.2): its own, shorter budget
+    curve_images: int  # test images scored at each evaluation (every image_train.eval_every steps)
     reference: TrainConfig  # benchmarks/vision.py: the ViT and the CNN for 10 minutes each
     # 13.2.4 inductive bias: local against full attention at several training set sizes
-    local_vit: ViTConfig  # the ViT with a local mask (local=r); full attention is the same with local=None
+    local_vit: ViTConfig  # a ViT with a local mask (local=r), mean-pooled; full attention: local=None
     local_train: TrainConfig  # every run of the comparison: the same steps, whatever the data size
     local_sizes: tuple[int, ...]  # training images of each pair of runs (the issue: 1,000, 5,000, 60,000)
     # 13.3 graphs: Zachary's karate club
@@ -73,16 +71,14 @@ BEYOND_RUNS = {
         set_test=200,
         vit=ViTConfig(patch=7, emb=16, heads=2, depth=1),
         cnn=CNNConfig(widths=(4, 8), hidden=16),
-        image_train=TrainConfig(steps=20, lr=3e-3, warmup_steps=2),
+        image_train=TrainConfig(steps=20, lr=3e-3, warmup_steps=2, eval_every=10),
         image_batch=32,
         shift=0,
         train_images=2_000,
         test_images=500,
         curve_images=200,
-        eval_every=10,
-        no_position_train=TrainConfig(steps=10, lr=3e-3, warmup_steps=2),
         reference=TrainConfig(steps=20, lr=3e-3, warmup_steps=2),
-        local_vit=ViTConfig(patch=7, emb=16, heads=2, depth=1, local=1),
+        local_vit=ViTConfig(patch=7, emb=16, heads=2, depth=2, pooling="mean", local=1),
         local_train=TrainConfig(steps=10, lr=3e-3, warmup_steps=2),
         local_sizes=(100, 500, 2_000),
         graph=SetConfig(**_GRAPH, depth=1),
@@ -96,22 +92,20 @@ BEYOND_RUNS = {
     # (the 10-minute figures come from benchmarks/vision.py with `reference`)
     "cpu": _run(
         sets=SetConfig(hidden=128, emb=64, heads=4, depth=2),
-        set_train=TrainConfig(steps=1_500, lr=1e-3, warmup_steps=100),
+        set_train=TrainConfig(steps=6_000, lr=3e-3, warmup_steps=100),
         set_batch=64,
         set_size=10,
         set_test=2_000,
         vit=ViTConfig(patch=7, emb=64, heads=4, depth=6),
         cnn=CNNConfig(widths=(32, 64), hidden=128),
-        image_train=TrainConfig(minutes=2.0, lr=2e-3, warmup_steps=100, weight_decay=0.05),
+        image_train=TrainConfig(minutes=2.0, lr=2e-3, warmup_steps=100, weight_decay=0.05, eval_every=100),
         image_batch=128,
         shift=1,
         train_images=None,
         test_images=None,
         curve_images=2_000,
-        eval_every=100,
-        no_position_train=TrainConfig(minutes=1.0, lr=2e-3, warmup_steps=100, weight_decay=0.05),
         reference=TrainConfig(minutes=10.0, lr=2e-3, warmup_steps=100, weight_decay=0.05),
-        local_vit=ViTConfig(patch=4, emb=48, heads=4, depth=3, local=1),
+        local_vit=ViTConfig(patch=4, emb=48, heads=4, depth=3, pooling="mean", local=1),
         local_train=TrainConfig(steps=300, lr=2e-3, warmup_steps=30, weight_decay=0.05),
         local_sizes=(1_000, 5_000, 60_000),
         graph=SetConfig(**_GRAPH, depth=1),
@@ -124,22 +118,20 @@ BEYOND_RUNS = {
     # gpu: a T4 in about 30 minutes; bigger ViTs, longer runs, the whole comparison at full size
     "gpu": _run(
         sets=SetConfig(hidden=256, emb=128, heads=8, depth=2),
-        set_train=TrainConfig(steps=5_000, lr=1e-3, warmup_steps=200),
+        set_train=TrainConfig(steps=6_000, lr=2e-3, warmup_steps=200),
         set_batch=128,
         set_size=10,
         set_test=10_000,
         vit=ViTConfig(patch=4, emb=128, heads=8, depth=6),
         cnn=CNNConfig(widths=(32, 64), hidden=128),
-        image_train=TrainConfig(minutes=4.0, lr=1e-3, warmup_steps=500, weight_decay=0.05),
+        image_train=TrainConfig(minutes=4.0, lr=1e-3, warmup_steps=500, weight_decay=0.05, eval_every=500),
         image_batch=256,
         shift=2,
         train_images=None,
         test_images=None,
         curve_images=10_000,
-        eval_every=500,
-        no_position_train=TrainConfig(minutes=2.0, lr=1e-3, warmup_steps=500, weight_decay=0.05),
         reference=TrainConfig(minutes=10.0, lr=1e-3, warmup_steps=500, weight_decay=0.05),
-        local_vit=ViTConfig(patch=4, emb=64, heads=4, depth=4, local=1),
+        local_vit=ViTConfig(patch=4, emb=64, heads=4, depth=4, pooling="mean", local=1),
         local_train=TrainConfig(steps=3_000, lr=1e-3, warmup_steps=200, weight_decay=0.05),
         local_sizes=(1_000, 5_000, 60_000),
         graph=SetConfig(**_GRAPH, depth=1),

@@ -193,7 +193,7 @@ def estimate_memory(
         outside += n * config.vocab_size * 4  # log-softmax of the logits, saved by the loss (fp32)
     else:
         outside += n * e * 4  # the pooling's (fp32) input
-    block_copies = 2 * (linear - head) // config.depth if half else 0  # one block's 16-bit weights
+    block_copies = 2 * (linear - head) // max(config.depth, 1) if half else 0  # one block's 16-bit weights
     copies = (2 * head if half else 0) + (0 if checkpoint else config.depth * block_copies)
     return MemoryEstimate(
         parameters=4 * n_params,

@@ -1,0 +1,108 @@
+"""Checkers for chapter 13's exercises (beyond text: patches, a local mask, invariance).
+
+Each checker takes the learner's answer and returns True (right), False (wrong, printing what
+differs) or None (the stub is untouched: "not attempted yet"); see ``fromscratch.exercises``.
+Test inputs and models come from private generators with fixed seeds, and the learner's code runs
+inside ``torch.random.fork_rng``, so checking an answer never changes the notebook's random numbers.
+
+>>> import torch
+>>> def my_patchify(images, p):
+...     b, c, h, w = images.shape
+...     x = images.reshape(b, c, h // p, p, w // p, p).permute(0, 2, 4, 3, 5, 1)
+...     return x.reshape(b, (h // p) * (w // p), p * p * c)
+>>> check_patchify(my_patchify)
+✓ my_patchify matches the reference on 3 test inputs.
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+from torch import Tensor, nn
+
+from fromscratch import exercises
+from fromscratch.attention.masks import local_mask
+from fromscratch.attention.positions import patchify
+from fromscratch.models.sets import DeepSets, SetConfig, SetTransformer
+
+__all__ = ["check_invariance_test", "check_local_mask", "check_patchify"]
+
+
+def check_patchify(candidate: Callable[[Tensor, int], Tensor]) -> bool | None:
+    """Exercise 13.1. Expects a function ``(images (b, c, h, w), p) -> (b, n, p·p·c)``: patches numbered
+    row by row, each flattened row by row with a pixel's channels side by side, as ``patchify``."""
+    generator = torch.Generator().manual_seed(13)
+    inputs = [
+        (torch.randn(2, 1, 4, 4, generator=generator), 2),
+        (torch.randn(1, 3, 6, 9, generator=generator), 3),
+        (torch.randn(3, 1, 28, 28, generator=generator), 7),
+    ]
+    return exercises.check_function(candidate, patchify, inputs=inputs)
+
+
+def _local(rows: int, cols: int, radius: int) -> Tensor:
+    return local_mask(rows, cols, radius)  # (n, n)
+
+
+def check_local_mask(candidate: Callable[[int, int, int], Tensor]) -> bool | None:
+    """Exercise 13.2. Expects a function ``(rows, cols, radius) -> (n, n)`` boolean mask, ``n = rows·cols``,
+    True where patch ``i`` may attend to patch ``j``: their rows and their columns each differ by at
+    most ``radius`` (patches numbered row by row), as ``masks.local_mask``."""
+    name = getattr(candidate, "__name__", "your function")
+    try:
+        got = candidate(3, 3, 1)
+    except Exception:  # a stub or a failing answer: check_function below says which, kindly
+        got = None
+    if isinstance(got, Tensor) and got.dtype != torch.bool:
+        print(f"✗ {name} must return a boolean mask (True = may attend), got dtype {got.dtype}.")
+        return False
+    return exercises.check_function(candidate, _local, inputs=[(3, 3, 1), (4, 5, 1), (7, 7, 2), (2, 6, 0)])
+
+
+class _FirstElement(nn.Module):
+    """A model that is *not* invariant: it reads only the first element of each set."""
+
+    def __init__(self, config: SetConfig) -> None:
+        super().__init__()
+        self.inner = DeepSets(config)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.inner(x[:, :1])  # (b, num_classes)
+
+
+def check_invariance_test(candidate: Callable[[nn.Module, Tensor], bool]) -> bool | None:
+    """Exercise 13.3. Expects a function ``(model, sets (b, n, d)) -> bool``: True when shuffling the
+    elements of the sets leaves the model's output unchanged (up to float rounding), False otherwise.
+    It is run on two invariant models (DeepSets, a set transformer) and on two that are not (one reads
+    only the first element; one answers per element, so its outputs move with the elements)."""
+    name = getattr(candidate, "__name__", "your function")
+    config = SetConfig(input_dim=6, hidden=16, emb=8, heads=2, depth=2, num_classes=3)
+    with torch.random.fork_rng(devices=[]):  # the models, the sets and the learner's shuffles
+        torch.manual_seed(13)
+        cases = [
+            ("DeepSets", DeepSets(config).eval(), True),
+            ("a set transformer", SetTransformer(config).eval(), True),
+            ("a model reading the first element only", _FirstElement(config).eval(), False),
+            ("a set transformer answering per element", SetTransformer(config, pooling=None).eval(), False),
+        ]
+        sets = torch.randn(4, 8, 6)
+        for label, model, invariant in cases:
+            try:
+                with torch.no_grad():
+                    got = candidate(model, sets.clone())
+            except NotImplementedError:
+                return exercises.not_attempted(name)
+            except Exception as error:  # the learner's code may fail in any way; say how, kindly
+                print(f"✗ {name} raised {error.__class__.__name__}: {error} (on {label}).")
+                return False
+            if exercises.is_stub(got):
+                return exercises.not_attempted(name)
+            if bool(got) is not invariant:
+                print(
+                    f"✗ {name} says {bool(got)} for {label}, which is {'' if invariant else 'not '}invariant."
+                )
+                return False
+    print(f"✓ {name} tells the {len(cases)} test models apart: 2 invariant, 2 not.")
+    return True
