@@ -103,9 +103,9 @@ def chapter_11(prof) -> list[Run]:
             segment_loss,
         )
 
-    def build(context: int, **fields) -> Built:
+    def build(t: int, **fields) -> Built:  # t: the training length; fields: the model's config
         config = replace(size.model, **fields)
-        return Generator(config), bytes_batch(context, size.batch_size), next_byte_loss
+        return Generator(config), bytes_batch(t, size.batch_size), next_byte_loss
 
     sparse = dict(context=size.sparse_context, sparse_block=size.sparse_block)
     L, long = size.train_context, max(size.factors) * size.train_context

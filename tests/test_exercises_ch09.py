@@ -7,10 +7,9 @@ import math
 
 import torch
 
+import fromscratch.exercises.ch09 as ch09
 from fromscratch.tokenizers.special import BOS as BOS_ID
 from fromscratch.tokenizers.special import EOS as EOS_ID
-
-import fromscratch.exercises.ch09 as ch09
 
 
 def stub(*args): ...  # an untouched learner cell

@@ -16,6 +16,7 @@ import torch
 
 from fromscratch.data.batching import bucketed_batches, pad_batch
 from fromscratch.data.imdb import ReviewBatches, Reviews, load_imdb
+from fromscratch.data.imdb_tokens import CACHE_VERSION
 from fromscratch.data.registry import DataError, DataFile
 from fromscratch.tokenizers.words import CLS, PAD, UNK, build_vocab, tokenize
 
@@ -146,8 +147,8 @@ def test_the_full_split_is_cached_atomically_and_subsets_agree(tiny, tmp_path):
     assert not cache.exists()  # a subset reads only its own files
     load_imdb(vocab_size=50, max_len=8, dataset=tiny)
     assert sorted(p.name for p in cache.iterdir()) == [
-        "aclImdb-tiny-test-v1.npz",
-        "aclImdb-tiny-train-v1.npz",
+        f"aclImdb-tiny-test-v{CACHE_VERSION}.npz",
+        f"aclImdb-tiny-train-v{CACHE_VERSION}.npz",
     ]
     from_cache = load_imdb(vocab_size=50, max_len=8, train_reviews=4, test_reviews=2, seed=3, dataset=tiny)
     for a, b in zip(with_cache_missing[:2], from_cache[:2], strict=True):

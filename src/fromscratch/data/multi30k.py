@@ -58,7 +58,9 @@ MULTI30K = register(
         url=None,  # no official archive of this layout: a mirror holds it, else the six .gz files below
         sha256=None,
         fname="multi30k-task1-raw.tar.gz",
-        description="Multi30k task 1 EN-DE raw text: train (29,000 pairs), val (1,014), test_2016_flickr (1,000).",
+        description=(
+            "Multi30k task 1 EN-DE raw text: train (29,000 pairs), val (1,014), test_2016_flickr (1,000)."
+        ),
     )
 )
 
@@ -105,7 +107,8 @@ def _official_dir() -> Path:
 
 
 def raw_dir() -> Path:
-    """A directory holding ``{train,val,test_2016_flickr}.{en,de}``: the mirror's archive, else the official files."""
+    """A directory holding ``{train,val,test_2016_flickr}.{en,de}``: the mirror's archive, else the official
+    files."""
     try:
         return extract(MULTI30K, progressbar=False)
     except DataError as error:
@@ -128,7 +131,8 @@ class Multi30k:
     test: list[tuple[str, str]]  # 1,000 pairs (test_2016_flickr)
 
     def __repr__(self) -> str:
-        return f"Multi30k(train={len(self.train):,}, val={len(self.val):,}, test={len(self.test):,} pairs, en->de)"
+        sizes = f"train={len(self.train):,}, val={len(self.val):,}, test={len(self.test):,}"
+        return f"Multi30k({sizes} pairs, en->de)"
 
 
 def load_multi30k() -> Multi30k:

@@ -11,9 +11,10 @@ the heads are separate modules:
 - :class:`ClassificationHead`: BERT's pooler (dense + tanh on the ``[CLS]`` vector at position 0),
   dropout, a linear layer: ``(b, t, e) -> (b, num_classes)``.
 
-:func:`fromscratch.data.masking.mask_tokens` corrupts a batch the way BERT's pretraining does: 15 % of the real tokens are
-chosen; of those, 80 % become ``[MASK]``, 10 % a random token and 10 % stay as they are; the model is
-scored on the chosen positions only (label -100 elsewhere, ``F.cross_entropy``'s ``ignore_index``).
+:func:`fromscratch.data.masking.mask_tokens` corrupts a batch the way BERT's pretraining does: 15 % of
+the real tokens are chosen; of those, 80 % become ``[MASK]``, 10 % a random token and 10 % stay as
+they are; the model is scored on the chosen positions only (label -100 elsewhere,
+``F.cross_entropy``'s ``ignore_index``).
 
 Shape legend: ``b`` batch, ``t`` length, ``e`` embedding, ``h`` heads, ``V`` vocabulary.
 """
@@ -101,7 +102,8 @@ class BertEncoder(nn.Module):
         """
         if input_ids.dim() != 2:
             raise ValueError(
-                f"input_ids must have shape (b, t), got {tuple(input_ids.shape)}; add a batch dimension with ids[None]."
+                f"input_ids must have shape (b, t), got {tuple(input_ids.shape)}; "
+                "add a batch dimension with ids[None]."
             )
         b, t = input_ids.shape
         check_length(t, self.config.max_len)

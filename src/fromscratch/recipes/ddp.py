@@ -1,6 +1,6 @@
 """Chapter 12's data-parallel demonstration, run under ``torchrun`` (two CPU processes in the chapter).
 
-``python -m torch.distributed.run --nproc_per_node 2 -m fromscratch.recipes.ddp [emb depth context batch steps]``
+``torchrun --nproc_per_node 2 -m fromscratch.recipes.ddp [emb depth context batch steps]``
 (or ``fromscratch.training.distributed.launch(["-m", "fromscratch.recipes.ddp", ...])``): DDP's
 all-reduced gradients equal one process's on the whole batch, then the course's ``train`` runs data-parallel.
 """
