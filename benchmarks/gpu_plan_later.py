@@ -252,7 +252,7 @@ def chapter_13(prof) -> list[Run]:
             "13",
             "13.2 ViT without positions",
             lambda: build_image(lambda: ViT(size.vit, positions=None), size.image_batch),
-            **length(size.no_position_train),
+            **length(size.image_train),
             **counted,
             tokens=patches(size.vit),
         ),

@@ -14,7 +14,7 @@ import torch
 from gpu_plan_runs import Run
 from torch.utils import flop_counter
 from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._pytree import tree_leaves
+from torch.utils._pytree import tree_leaves, tree_map_only
 
 from fromscratch.training.fits import CUDA_CONTEXT, batch_size, estimate_training, step_peak, take
 from fromscratch.training.memory import MODELS, T4_BYTES, estimate_memory
@@ -184,12 +184,14 @@ def measure(run: Run) -> Row:
     model, batch, loss_fn = run.build()
     model.train()
     b = batch_size(batch)
+    step_flops(model, loss_fn, take(batch, 1, b))  # warm up
     started = time.perf_counter()
-    step_flops(model, loss_fn, take(batch, 1, b))  # one example: how long a step of k takes, about
+    loss_fn(model, take(batch, 1, b)).backward()  # one example: how long a step of k takes, about
     one = time.perf_counter() - started
+    model.zero_grad(set_to_none=True)
     full32 = estimate(run, model, loss_fn, batch, "fp32")
     k = max(1, min(b, int(STEP_SECONDS / one), int(b * CPU_BYTES / max(full32, 1))))
-    part = take(batch, k, b)
+    part = tree_map_only(torch.Tensor, torch.clone, take(batch, k, b))  # its own storage: k, not b
     flops = step_flops(model, loss_fn, part) * b / k
     measured, seconds = measured_peak(model, loss_fn, part)
     precision = choose_for_gpu(T4.capability, run.precision).name

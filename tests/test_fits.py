@@ -25,7 +25,8 @@ def test_the_counted_estimate_agrees_with_chapter_12s_from_the_config(precision)
     counted = estimate_training(Generator(config), next_byte_loss, generator_batch(), precision=precision)
     from_config = estimate_memory(config, 4, 32, precision=precision)
     assert counted.parameters == from_config.parameters and counted.optimizer == from_config.optimizer
-    assert counted.total == pytest.approx(from_config.total, rel=0.02)
+    # the same saved tensors; the counted estimate adds the largest one's gradient and the batch
+    assert from_config.total < counted.total < 1.15 * from_config.total
 
 
 def test_take_cuts_every_tensor_of_the_batch_dimension():
@@ -39,7 +40,9 @@ def test_a_run_that_does_not_fit_is_named_with_the_shortfall():
     with pytest.raises(ValueError, match="huge needs") as error:
         check_fits(runs, "cuda", device_bytes=T4_BYTES)
     message = str(error.value)
-    assert "tiny run" not in message and "more than 80% of" in message and "FROMSCRATCH_PROFILE=cpu" in message
+    assert (
+        "tiny run" not in message and "more than 80% of" in message and "FROMSCRATCH_PROFILE=cpu" in message
+    )
     shares = check_fits({"small": 2 * 10**9}, "cpu", device_bytes=T4_BYTES)
     assert shares == {"small": pytest.approx((2 * 10**9 + CUDA_CONTEXT) / T4_BYTES)}
 

@@ -89,3 +89,15 @@ def test_an_untied_file_loads_its_own_output_layer(shared, tmp_path, stories):
     assert not model.config.tied
     torch.testing.assert_close(model.to_logits.weight, output)
     torch.testing.assert_close(model.token_embedding.weight, stories[0].token_embedding.weight)
+
+
+def test_the_files_are_registered_with_their_canonical_urls_and_hashes(shared):
+    from fromscratch.data.pretrained import STORIES260K
+
+    lines = (shared / "SHA256SUMS").read_text().split("\n")
+    sums = {Path(rel).name: digest for digest, rel in (line.split() for line in lines if line.strip())}
+    for name in ("stories260K.bin", "tok512.bin"):
+        registered = STORIES260K[name]
+        assert registered.url == f"https://huggingface.co/karpathy/tinyllamas/resolve/main/stories260K/{name}"
+        assert registered.sha256 == sums[name]
+    assert STORIES260K["tok512.model"].url is None  # not byte-identical to the published file: mirror only

@@ -29,7 +29,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from fromscratch.training.memory import MemoryEstimate, measure_activations, mib
+from fromscratch.training.memory import MemoryEstimate, mib
 
 CUDA_CONTEXT = 600 * 2**20  # bytes the CUDA context and cuBLAS/cuDNN workspaces hold before any tensor
 DTYPES = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}
@@ -57,6 +57,14 @@ def take(batch: Any, k: int, b: int | None = None) -> Any:
     return batch
 
 
+def _tensors(batch: Any) -> list[torch.Tensor]:
+    """Every tensor in a (nested) tuple, list or dict batch."""
+    if isinstance(batch, torch.Tensor):
+        return [batch]
+    parts = batch.values() if isinstance(batch, dict) else batch if isinstance(batch, (list, tuple)) else []
+    return [tensor for part in parts for tensor in _tensors(part)]
+
+
 def estimate_training(
     model: nn.Module,
     loss_fn: Callable[[nn.Module, Any], torch.Tensor],
@@ -67,10 +75,12 @@ def estimate_training(
 ) -> MemoryEstimate:
     """Estimate the peak of one AdamW training step of ``model`` on ``batch`` (any model, any batch).
 
-    The activations are counted, not guessed: :func:`~fromscratch.training.memory.measure_activations`
-    on the CPU for ``probe`` examples of ``batch`` (cut with :func:`take`, so every length stays), under
-    autocast to ``precision`` ("fp16"/"bf16"; "fp32": none), then extended linearly to the whole batch
-    (what does not grow with ``b``, like autocast's 16-bit weight copies, is the line's intercept).
+    The activations are counted, not guessed: the tensors autograd saves for the backward pass (as
+    :func:`~fromscratch.training.memory.measure_activations` counts them) on the CPU for ``probe``
+    examples of ``batch`` (cut with :func:`take`, so every length stays), under autocast to ``precision``
+    ("fp16"/"bf16"; "fp32": none), extended linearly to the whole batch (what does not grow with ``b``,
+    like autocast's 16-bit weight copies, is the line's intercept). To them come the batch itself and,
+    once, a tensor as large as the largest saved one: the gradient flowing into it in the backward pass.
     The model stays on the CPU; ``loss_fn(model, batch)`` is the loss ``train`` would call.
     """
     if precision not in DTYPES:
@@ -79,15 +89,27 @@ def estimate_training(
     small, large = (min(k, b) for k in probe)
     dtype = DTYPES[precision]
     autocast = torch.autocast("cpu", dtype=dtype) if dtype is not None else contextlib.nullcontext()
+    params = {p.untyped_storage().data_ptr() for p in model.parameters()}
 
-    def saved(k: int) -> int:
-        part = take(batch, k, b)
-        with autocast:
-            return measure_activations(model, lambda: loss_fn(model, part)).bytes
+    def saved(k: int) -> torch.Tensor:
+        """(bytes saved for the backward, bytes of the largest saved storage) for ``k`` examples."""
+        part, seen = take(batch, k, b), {}
+
+        def pack(tensor: torch.Tensor) -> torch.Tensor:
+            storage = tensor.untyped_storage()
+            if storage.data_ptr() not in params:
+                seen[storage.data_ptr()] = storage.nbytes()
+            return tensor
+
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor), autocast:
+            loss_fn(model, part)
+        return torch.tensor([sum(seen.values()), max(seen.values(), default=0)], dtype=torch.float64)
 
     first, second = saved(small), saved(large)
     per_example = (second - first) / (large - small) if large > small else first / small
-    activations = round(first + per_example * (b - small))
+    total, largest = (first + per_example * (b - small)).tolist()
+    inputs = sum(t.numel() * t.element_size() for t in _tensors(batch))
+    activations = round(total + largest) + inputs
     n_params = sum(p.numel() for p in model.parameters())
     trained = sum(p.numel() for p in model.parameters() if p.requires_grad)
     return MemoryEstimate(
@@ -95,7 +117,7 @@ def estimate_training(
         gradients=4 * trained,
         optimizer=8 * trained,
         weight_copies=0,  # inside the counted activations: autocast saves its copies for the backward
-        activations=activations,
+        activations=activations,  # saved tensors, the largest one's gradient, the batch
         per_block=0,
         scores=0,
         recompute=0,
