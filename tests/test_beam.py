@@ -6,7 +6,8 @@ import pytest
 import torch
 
 from fromscratch.attention.masks import padding_mask
-from fromscratch.data.multi30k import BOS_ID, EOS_ID, train_tokenizer
+from fromscratch.data.multi30k import BOS_ID, EOS_ID
+from fromscratch.data.multi30k_tokenizer import train_tokenizer
 from fromscratch.generate import beam_search, block_repeats, greedy_search, translate
 from fromscratch.generate.beam import _select, _select_cache, detokenize
 from fromscratch.models import EncoderDecoder, RNNSeq2Seq

@@ -21,8 +21,8 @@ from fromscratch.data.multi30k import (
     collate,
     encode_pairs,
     load_multi30k,
-    multi30k_tokenizer,
 )
+from fromscratch.data.multi30k_tokenizer import TOKENIZER_VERSION, multi30k_tokenizer
 from fromscratch.data.registry import DataError
 from fromscratch.models import EncoderDecoder
 from fromscratch.training.losses import translation_loss
@@ -138,7 +138,7 @@ def test_tokenizer_round_trips_the_test_set_and_has_the_special_tokens(real_toke
 def test_tokenizer_is_cached_and_reloaded(tmp_path, monkeypatch, tiny_mirror):
     first = multi30k_tokenizer(300)
     files = list((tmp_path / "cache" / "tokenizers").iterdir())
-    assert [f.name for f in files] == ["multi30k-bpe300.json"]
+    assert [f.name for f in files] == [f"multi30k-bpe300-v{TOKENIZER_VERSION}.json"]
     second = multi30k_tokenizer(300)
     assert first.get_vocab() == second.get_vocab()
     with pytest.raises(ValueError, match="at least 300"):

@@ -13,10 +13,8 @@ Where it comes from, in this order (the registry's rules, :mod:`fromscratch.data
 
 With neither and no network, :class:`~fromscratch.data.registry.DataError` says what to do.
 
-Tokens: one **byte-level BPE** vocabulary shared by both languages (Hugging Face ``tokenizers``),
-trained on the training split only and cached atomically under the data cache. Byte-level means no
-character is ever unknown (an emoji becomes a few byte tokens) and ``decode(encode(s)) == s``.
-Special tokens: ``<pad>`` 0, ``<unk>`` 1, ``<s>`` 2, ``</s>`` 3.
+Tokens: one byte-level BPE vocabulary for both languages (:mod:`fromscratch.data.multi30k_tokenizer`),
+with the course's one table of special ids (:mod:`fromscratch.tokenizers.special`: ``<s>`` 3, ``</s>`` 4).
 
 Shape legend: ``b`` sentences in a batch, ``ts`` source length, ``tt`` target length.
 """
@@ -25,7 +23,6 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import os
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -153,49 +150,6 @@ def load_multi30k() -> Multi30k:
     return Multi30k(**splits)
 
 
-# --- the tokenizer -----------------------------------------------------------------------------------
-def train_tokenizer(sentences: list[str], vocab_size: int):
-    """A byte-level BPE ``tokenizers.Tokenizer`` with ``vocab_size`` tokens learned from ``sentences``."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-
-    tokenizer = Tokenizer(models.BPE(unk_token="<unk>"))
-    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tokenizer.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size,
-        special_tokens=list(SPECIAL_TOKENS),
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False,
-    )
-    tokenizer.train_from_iterator(sentences, trainer=trainer)
-    return tokenizer
-
-
-def multi30k_tokenizer(vocab_size: int = 8000, data: Multi30k | None = None):
-    """The joint English+German BPE tokenizer of the training split, trained once and cached.
-
-    The file ``multi30k-bpe<vocab_size>.json`` lies under the data cache and is written atomically;
-    later calls load it. Returns a ``tokenizers.Tokenizer``: ``encode(s).ids``, ``decode(ids)``.
-    """
-    from tokenizers import Tokenizer
-
-    if vocab_size < 300:
-        raise ValueError(
-            f"vocab_size must be at least 300 (256 bytes + specials + merges), got {vocab_size}."
-        )
-    path = cache_dir() / "tokenizers" / f"multi30k-bpe{vocab_size}.json"
-    if path.is_file():
-        return Tokenizer.from_file(str(path))
-    data = data or load_multi30k()
-    tokenizer = train_tokenizer([s for pair in data.train for s in pair], vocab_size)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
-    os.close(fd)
-    tokenizer.save(tmp)
-    os.replace(tmp, path)
-    return tokenizer
-
-
 # --- batches -----------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class EncodedPairs:
@@ -306,7 +260,5 @@ __all__ = [
     "collate",
     "encode_pairs",
     "load_multi30k",
-    "multi30k_tokenizer",
     "raw_dir",
-    "train_tokenizer",
 ]

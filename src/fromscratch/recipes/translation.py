@@ -20,7 +20,7 @@ from typing import Any
 from torch import nn
 
 from fromscratch.data.multi30k import EncodedPairs, Multi30k, encode_pairs, load_multi30k
-from fromscratch.data.multi30k import multi30k_tokenizer as _tokenizer
+from fromscratch.data.multi30k_tokenizer import multi30k_tokenizer as _tokenizer
 from fromscratch.generate.beam import translate
 from fromscratch.metrics.translation import BleuScore, bleu
 from fromscratch.training import TrainConfig
