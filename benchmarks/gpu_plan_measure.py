@@ -6,17 +6,22 @@ See ``gpu_plan.py`` for the method and the assumptions (the cards' peaks and MFU
 from __future__ import annotations
 
 import time
-import weakref
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import torch
 from gpu_plan_runs import Run
 from torch.utils import flop_counter
-from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._pytree import tree_leaves, tree_map_only
+from torch.utils._pytree import tree_map_only
 
-from fromscratch.training.fits import CUDA_CONTEXT, batch_size, estimate_training, step_peak, take
+from fromscratch.training.fits import (
+    CUDA_CONTEXT,
+    StorageWatch,
+    batch_size,
+    estimate_training,
+    step_peak,
+    take,
+)
 from fromscratch.training.memory import MODELS, T4_BYTES, estimate_memory
 from fromscratch.training.precision import choose_for_gpu
 
@@ -91,44 +96,9 @@ def measured_peak(model, loss_fn, batch, steps: int = 3) -> tuple[int, float]:
         step()
     seconds = (time.perf_counter() - started) / (steps - 1)
     state = [v for s in optimizer.state.values() for v in s.values() if isinstance(v, torch.Tensor)]
-    with PeakMemory(*model.parameters(), *state, *_tensors(batch)) as memory:
+    with StorageWatch(*model.parameters(), *state, *_tensors(batch)) as memory:
         step()
     return memory.peak, seconds
-
-
-class PeakMemory(TorchDispatchMode):
-    """The most bytes of tensor storage alive at once while it is active, on any device.
-
-    Every storage an operation creates is counted once (views share it) until it is freed (a weak
-    reference says when); ``existing`` tensors (weights, optimiser state, the batch) count from the start.
-    """
-
-    def __init__(self, *existing: torch.Tensor) -> None:
-        super().__init__()
-        self.live: dict[int, int] = {}  # storage -> bytes
-        self.current = self.peak = 0
-        for tensor in existing:
-            self._track(tensor)
-
-    def _track(self, tensor: Any) -> None:
-        if not isinstance(tensor, torch.Tensor):
-            return
-        storage = tensor.untyped_storage()
-        key = storage._cdata
-        if key not in self.live:
-            self.live[key] = storage.nbytes()
-            self.current += self.live[key]
-            self.peak = max(self.peak, self.current)
-            weakref.finalize(storage, self._free, key)
-
-    def _free(self, key: int) -> None:
-        self.current -= self.live.pop(key, 0)
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
-        for tensor in tree_leaves(out):
-            self._track(tensor)
-        return out
 
 
 def _tensors(batch: Any) -> list[torch.Tensor]:

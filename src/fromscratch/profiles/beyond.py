@@ -106,7 +106,7 @@ BEYOND_RUNS = {
         curve_images=2_000,
         reference=TrainConfig(minutes=10.0, lr=2e-3, warmup_steps=100, weight_decay=0.05),
         local_vit=ViTConfig(patch=4, emb=48, heads=4, depth=3, pooling="mean", local=1),
-        local_train=TrainConfig(steps=300, lr=2e-3, warmup_steps=30, weight_decay=0.05),
+        local_train=TrainConfig(steps=400, lr=2e-3, warmup_steps=40, weight_decay=0.05),
         local_sizes=(1_000, 5_000, 60_000),
         graph=SetConfig(**_GRAPH, depth=1),
         graph_train=TrainConfig(steps=200, lr=1e-2, warmup_steps=0, progress=False),

@@ -174,10 +174,11 @@ ENWIK8_RUNS = {
         sample_bytes=300,
     ),
     # gpu: the blog's model (12 blocks, emb 256, context 256, batch 32); the blog trained 170K batches.
+    # 35,000 steps: about 25 min on a T4 by benchmarks/gpu_plan.py (50,000 would take 36)
     "gpu": Enwik8Run(
         data_bytes=None,
         model=GeneratorConfig(emb=256, heads=8, depth=12, context=256),
-        train=TrainConfig(steps=50_000, lr=3e-4, warmup_steps=1_000, eval_every=2_500),
+        train=TrainConfig(steps=35_000, lr=3e-4, warmup_steps=1_000, eval_every=2_500),
         batch_size=32,
         eval_bytes=1_000_000,
         demo=_demo(steps=1_000, lr=3e-4),

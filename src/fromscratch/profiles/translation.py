@@ -85,7 +85,8 @@ TRANSLATION_RUNS = {
         label_smoothing=0.1,
         beam_size=4,
     ),
-    # gpu: untested until run on a GPU; Vaswani-base-like width, more layers and a longer run
+    # gpu: untested until run on a GPU; Vaswani-base-like width, more layers and a longer run. 15 + 2 x 4 min
+    # of training: the chapter in ~26 min on a T4 by benchmarks/gpu_plan.py (30 + 2 x 10 took ~56)
     "gpu": _run(
         vocab_size=8000,
         max_len=128,
@@ -94,9 +95,9 @@ TRANSLATION_RUNS = {
         model=EncoderDecoderConfig(
             emb=512, heads=8, encoder_depth=6, decoder_depth=6, ff_mult=4, dropout=0.2, norm="pre"
         ),
-        train=TrainConfig(minutes=30.0, lr=5e-4, warmup_steps=1000),
+        train=TrainConfig(minutes=15.0, lr=5e-4, warmup_steps=1000),
         rnn=RNNSeq2SeqConfig(emb=256, hidden=512, dropout=0.2),
-        rnn_train=TrainConfig(minutes=10.0, lr=1e-3, warmup_steps=200),
+        rnn_train=TrainConfig(minutes=4.0, lr=1e-3, warmup_steps=200),
         max_tokens=8000,
         label_smoothing=0.1,
         beam_size=5,

@@ -15,19 +15,23 @@ or MPS there is no fixed memory to check against and it returns at once.
 
 :func:`estimate_memory <fromscratch.training.memory.estimate_memory>` (chapter 12) estimates
 generators and classifiers from their configs. For every other model (encoder-decoders, BERT, ViTs,
-RNNs), :func:`estimate_training` counts what autograd saves for the backward pass on the CPU, for one
-and two examples of a real batch in the 16-bit type (CPU autocast), and extends the line to the whole
-batch; weights, gradients and AdamW's two moments come from the parameter count.
+RNNs, CNNs), :func:`estimate_training` runs a forward and backward pass of one and of two examples of
+a real batch on the CPU, in the 16-bit type (CPU autocast), watching every tensor storage with
+:class:`StorageWatch`, and extends the line to the whole batch; weights, gradients and AdamW's two
+moments come from the parameter count.
 """
 
 from __future__ import annotations
 
 import contextlib
+import weakref
 from collections.abc import Callable
 from typing import Any
 
 import torch
 from torch import nn
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_leaves, tree_map_only
 
 from fromscratch.training.memory import MemoryEstimate, mib
 
@@ -65,6 +69,66 @@ def _tensors(batch: Any) -> list[torch.Tensor]:
     return [tensor for part in parts for tensor in _tensors(part)]
 
 
+class StorageWatch(TorchDispatchMode):
+    """Bytes of tensor storage alive while active (``current``) and the most at once (``peak``), any device.
+
+    Every storage an operation creates counts once (views share it) until it is freed (a weak reference
+    says when); ``existing`` tensors (weights, optimiser state, the batch) count from the start;
+    :meth:`set_aside` stops counting a tensor that lives on (a finished gradient) in ``current``.
+    """
+
+    def __init__(self, *existing: torch.Tensor) -> None:
+        super().__init__()
+        self.live: dict[int, int] = {}  # storage -> bytes
+        self.current = self.peak = 0
+        for tensor in existing:
+            self._track(tensor)
+
+    def _track(self, tensor: Any) -> None:
+        if not isinstance(tensor, torch.Tensor):
+            return
+        storage = tensor.untyped_storage()
+        key = storage._cdata
+        if key not in self.live:
+            self.live[key] = storage.nbytes()
+            self.current += self.live[key]
+            self.peak = max(self.peak, self.current)
+            weakref.finalize(storage, self._free, key)
+
+    def _free(self, key: int) -> None:
+        self.current -= self.live.pop(key, 0)
+
+    def set_aside(self, tensor: torch.Tensor) -> None:
+        """Stop counting ``tensor``'s storage from now on (the peak so far keeps it)."""
+        self._free(tensor.untyped_storage()._cdata)
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        for tensor in tree_leaves(out):
+            self._track(tensor)
+        return out
+
+
+def activation_peak(model: nn.Module, loss_fn: Callable[[nn.Module, Any], torch.Tensor], batch: Any) -> int:
+    """The most bytes a forward and backward pass of ``batch`` holds beyond the weights and the finished
+    gradients: saved activations, the backward's temporaries and the batch itself (measured here)."""
+    model.zero_grad(set_to_none=True)
+    params = list(model.parameters())
+    with StorageWatch(*params, *_tensors(batch)) as watch:
+        hooks = [
+            p.register_post_accumulate_grad_hook(lambda p: watch.set_aside(p.grad))
+            for p in params
+            if p.requires_grad
+        ]
+        try:
+            loss_fn(model, batch).backward()
+        finally:
+            for hook in hooks:
+                hook.remove()
+    model.zero_grad(set_to_none=True)
+    return watch.peak - sum(p.untyped_storage().nbytes() for p in params)
+
+
 def estimate_training(
     model: nn.Module,
     loss_fn: Callable[[nn.Module, Any], torch.Tensor],
@@ -75,49 +139,34 @@ def estimate_training(
 ) -> MemoryEstimate:
     """Estimate the peak of one AdamW training step of ``model`` on ``batch`` (any model, any batch).
 
-    The activations are counted, not guessed: the tensors autograd saves for the backward pass (as
-    :func:`~fromscratch.training.memory.measure_activations` counts them) on the CPU for ``probe``
-    examples of ``batch`` (cut with :func:`take`, so every length stays), under autocast to ``precision``
-    ("fp16"/"bf16"; "fp32": none), extended linearly to the whole batch (what does not grow with ``b``,
-    like autocast's 16-bit weight copies, is the line's intercept). To them come the batch itself and,
-    once, a tensor as large as the largest saved one: the gradient flowing into it in the backward pass.
-    The model stays on the CPU; ``loss_fn(model, batch)`` is the loss ``train`` would call.
+    The activations come from :func:`activation_peak` for ``probe`` examples of ``batch`` (cut with
+    :func:`take`, so every length stays) on the CPU, under autocast to ``precision`` ("fp16"/"bf16";
+    "fp32": none), extended linearly to the whole batch (what does not grow with ``b``, like autocast's
+    16-bit weight copies, is the line's intercept); weights, all their gradients and AdamW's moments
+    are added from the parameter count, as chapter 12's estimate adds them.
+    ``loss_fn(model, batch)`` is the loss ``train`` would call; the model must be on the CPU.
     """
     if precision not in DTYPES:
         raise ValueError(f"precision must be one of {', '.join(map(repr, DTYPES))}; got {precision!r}.")
     b = batch_size(batch)
     small, large = (min(k, b) for k in probe)
     dtype = DTYPES[precision]
-    autocast = torch.autocast("cpu", dtype=dtype) if dtype is not None else contextlib.nullcontext()
-    params = {p.untyped_storage().data_ptr() for p in model.parameters()}
 
-    def saved(k: int) -> torch.Tensor:
-        """(bytes saved for the backward, bytes of the largest saved storage) for ``k`` examples."""
-        part, seen = take(batch, k, b), {}
+    def peak(k: int) -> int:
+        part = tree_map_only(torch.Tensor, torch.clone, take(batch, k, b))  # its own storage: k, not b
+        with torch.autocast("cpu", dtype=dtype) if dtype is not None else contextlib.nullcontext():
+            return activation_peak(model, loss_fn, part)
 
-        def pack(tensor: torch.Tensor) -> torch.Tensor:
-            storage = tensor.untyped_storage()
-            if storage.data_ptr() not in params:
-                seen[storage.data_ptr()] = storage.nbytes()
-            return tensor
-
-        with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor), autocast:
-            loss_fn(model, part)
-        return torch.tensor([sum(seen.values()), max(seen.values(), default=0)], dtype=torch.float64)
-
-    first, second = saved(small), saved(large)
+    first, second = peak(small), peak(large)
     per_example = (second - first) / (large - small) if large > small else first / small
-    total, largest = (first + per_example * (b - small)).tolist()
-    inputs = sum(t.numel() * t.element_size() for t in _tensors(batch))
-    activations = round(total + largest) + inputs
     n_params = sum(p.numel() for p in model.parameters())
     trained = sum(p.numel() for p in model.parameters() if p.requires_grad)
     return MemoryEstimate(
         parameters=4 * n_params,
         gradients=4 * trained,
         optimizer=8 * trained,
-        weight_copies=0,  # inside the counted activations: autocast saves its copies for the backward
-        activations=activations,  # saved tensors, the largest one's gradient, the batch
+        weight_copies=0,  # inside the activations: autocast keeps its 16-bit copies for the backward
+        activations=round(first + per_example * (b - small)),  # with the backward's temporaries, the batch
         per_block=0,
         scores=0,
         recompute=0,
@@ -171,4 +220,14 @@ def check_fits(
     return shares
 
 
-__all__ = ["CUDA_CONTEXT", "batch_size", "check_fits", "estimate_training", "gpu_peak", "step_peak", "take"]
+__all__ = [
+    "CUDA_CONTEXT",
+    "StorageWatch",
+    "activation_peak",
+    "batch_size",
+    "check_fits",
+    "estimate_training",
+    "gpu_peak",
+    "step_peak",
+    "take",
+]
