@@ -99,8 +99,10 @@ def gqa(run) -> None:
         decode = partial(generate_tokens, model, prompt, run.gqa_new, context=c.context, temperature=0)
         seconds = time_call(decode, repeats=run.gqa_repeats)
         rate = run.gqa_batch * run.gqa_new / seconds
-        print(f"{kv_heads:>8} {count_parameters(model):>11,} {size / 2**20:>10.2f} {c.heads // kv_heads:>5} "
-              f"{full / size:>6.2f} {rate:>9.1f}")  # fmt: skip
+        print(
+            f"{kv_heads:>8} {count_parameters(model):>11,} {size / 2**20:>10.2f} {c.heads // kv_heads:>5} "
+            f"{full / size:>6.2f} {rate:>9.1f}"
+        )
 
 
 def main() -> None:

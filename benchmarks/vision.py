@@ -79,9 +79,12 @@ def sets(run, device: torch.device, seed: int) -> None:
     """Train DeepSets and the set transformer on the same kind of batches for the same steps."""
     data = mnist.load("mnist", progressbar=False)
     test_sets, test_odd, _ = mnist.odd_one_out(
-        data.test_images, data.test_labels, run.set_test, set_size=run.set_size,
+        data.test_images,
+        data.test_labels,
+        run.set_test,
+        set_size=run.set_size,
         generator=torch.Generator().manual_seed(seed),
-    )  # fmt: skip
+    )
     test_x = test_sets.flatten(2).float() / 255  # (n, k, h·w)
     for label, build in (("Set transformer", SetTransformer), ("DeepSets", DeepSets)):
         seed_everything(seed)

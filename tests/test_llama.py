@@ -67,8 +67,17 @@ def test_swiglu_of_two_thirds_width_has_the_mlps_weights(emb):
 # --- the block -------------------------------------------------------------------------------------
 def test_one_block_is_gpt2s_or_llamas_by_its_options():
     gpt2 = TransformerBlock(32, 4, norm="pre", causal=True, qkv_bias=True, activation="gelu")
-    llama = TransformerBlock(32, 4, norm="pre", causal=True, norm_kind="rms", feedforward="swiglu",
-                             hidden=88, bias=False, kv_heads=2)  # fmt: skip
+    llama = TransformerBlock(
+        32,
+        4,
+        norm="pre",
+        causal=True,
+        norm_kind="rms",
+        feedforward="swiglu",
+        hidden=88,
+        bias=False,
+        kv_heads=2,
+    )
     assert isinstance(gpt2.norm1, torch.nn.LayerNorm) and isinstance(gpt2.ff, FeedForward)
     assert isinstance(llama.norm1, RMSNorm) and isinstance(llama.ff, SwiGLU)
     assert not [n for n, _ in llama.named_parameters() if n.endswith("bias")]
@@ -96,8 +105,19 @@ def test_logits_shapes_tied_and_untied():
 
 
 def test_the_gpt2_style_rung_has_gpt2s_parameters():
-    config = LlamaConfig(vocab_size=256, context=64, emb=32, heads=4, kv_heads=4, depth=2, hidden=128,
-                         norm="layer", feedforward="gelu", positions="learned", bias=True)  # fmt: skip
+    config = LlamaConfig(
+        vocab_size=256,
+        context=64,
+        emb=32,
+        heads=4,
+        kv_heads=4,
+        depth=2,
+        hidden=128,
+        norm="layer",
+        feedforward="gelu",
+        positions="learned",
+        bias=True,
+    )
     assert count_parameters(Llama(config)) == count_parameters(
         GPT2(vocab_size=256, context=64, emb=32, heads=4, depth=2)
     )

@@ -1,7 +1,9 @@
 """Attention and everything that shapes it (chapters 02-05, 11): the bottom floor of the package.
 
-- :mod:`~fromscratch.attention.core`: ``basic_self_attention`` (ch. 02), ``scaled_dot_product_attention``
-  (ch. 03) and ``SelfAttention`` (ch. 04: multi-head; self and cross attention; the KV cache);
+- :mod:`~fromscratch.attention.dot_product`: ``basic_self_attention`` (ch. 02) and
+  ``scaled_dot_product_attention`` (ch. 03);
+- :mod:`~fromscratch.attention.core`: ``SelfAttention`` (ch. 04: multi-head; self and cross attention;
+  grouped-query heads; the KV cache);
 - :mod:`~fromscratch.attention.masks`: ``causal_mask``, ``padding_mask`` and their checks (True = may attend);
   ``local_mask`` (a grid of patches) and ``graph_mask`` (an adjacency matrix), ch. 13;
 - :mod:`~fromscratch.attention.positions`: position vectors added to embeddings (learned, sinusoidal, ch. 05)
@@ -14,13 +16,8 @@ Imports nothing from the rest of the package.
 """
 
 from fromscratch.attention.cache import KVCache
-from fromscratch.attention.core import (
-    KINDS,
-    ChunkedLinear,
-    SelfAttention,
-    basic_self_attention,
-    scaled_dot_product_attention,
-)
+from fromscratch.attention.core import KINDS, ChunkedLinear, SelfAttention
+from fromscratch.attention.dot_product import basic_self_attention, scaled_dot_product_attention
 from fromscratch.attention.masks import (
     causal_mask,
     check_attn_mask,

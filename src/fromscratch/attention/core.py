@@ -1,9 +1,7 @@
-"""Self-attention, from a parameter-free weighted average to multi-head attention (chapters 02-04).
-
-Chapter 02 builds ``basic_self_attention``; chapter 03 adds queries, keys, values, the scale
-``1/sqrt(d)`` and masks (``scaled_dot_product_attention``, ``causal_mask``, ``padding_mask``);
-chapter 04 assembles ``SelfAttention``, multi-head attention in the three forms the blog went
-through ("standard", "wide", "narrow").
+"""Multi-head self-attention (chapter 04): ``SelfAttention`` in the three forms the blog went through
+("standard", "wide", "narrow"), for self and cross attention, with grouped-query heads (chapter 14)
+and a caller-owned KV cache (chapter 11). It is built on chapter 03's
+:func:`~fromscratch.attention.dot_product.scaled_dot_product_attention`.
 
 Shape legend (the blog's letters): ``b`` batch, ``t`` length (``tq``/``tk`` when they differ),
 ``e`` embedding, ``h`` heads, ``s = e // h`` the width of one head, ``d`` any head width.
@@ -29,81 +27,17 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from fromscratch.attention.cache import KVCache
+from fromscratch.attention.dot_product import scaled_dot_product_attention
 from fromscratch.attention.grouped import FUSED_GQA, check_kv_heads, expand_kv_heads
 from fromscratch.attention.masks import (
     causal_mask,
     check_attn_mask,
-    check_mask,
     check_padding_mask,
-    padding_mask,
 )
 
-__all__ = [
-    "basic_self_attention",
-    "scaled_dot_product_attention",
-    "causal_mask",
-    "padding_mask",
-    "SelfAttention",
-    "KVCache",
-    "KINDS",
-]
+__all__ = ["ChunkedLinear", "KINDS", "SelfAttention"]
 
 KINDS = ("standard", "wide", "narrow")
-
-
-# --- chapter 02: attention without parameters ------------------------------------------------------
-def basic_self_attention(x: Tensor) -> Tensor:
-    """Basic self-attention (chapter 02): every output is a weighted average of all inputs.
-
-    ``y_i = sum_j w_ij x_j`` with ``w_ij = softmax_j(x_i . x_j)``, i.e. ``softmax(x xᵀ) x``.
-    No parameters. x: ``(b, t, e)``. Returns ``(b, t, e)``.
-    """
-    if x.dim() != 3:
-        raise ValueError(
-            f"x must have shape (b, t, e), got {tuple(x.shape)}; add a batch dimension with x[None]."
-        )
-    raw = x @ x.transpose(1, 2)  # (b, t, t): raw[b, i, j] = x_i . x_j
-    weights = torch.softmax(raw, dim=2)  # (b, t, t), each row sums to 1
-    return weights @ x  # (b, t, e)
-
-
-# --- chapter 03: queries, keys, values, scaling and masks ------------------------------------------
-def scaled_dot_product_attention(
-    q: Tensor, k: Tensor, v: Tensor, attn_mask: Tensor | None = None, *, bias: Tensor | None = None
-) -> tuple[Tensor, Tensor]:
-    """Scaled dot-product attention, written out (chapter 03): ``softmax(q kᵀ / sqrt(d)) v``.
-
-    q: ``(..., tq, d)``; k: ``(..., tk, d)``; v: ``(..., tk, dv)``, with the same leading dims.
-    attn_mask: bool, True = may attend, broadcastable to ``(..., tq, tk)``; None lets every query see
-    every key. Returns ``out (..., tq, dv)`` and ``weights (..., tq, tk)`` (rows sum to 1, or are
-    all zero where a query may attend to no key). bias: float, broadcastable to ``(..., tq, tk)``,
-    added to the scaled scores before the mask (ALiBi, chapter 11).
-    """
-    if q.dim() < 2 or k.dim() != q.dim() or v.dim() != q.dim():
-        raise ValueError(
-            f"q, k, v must have the same number of dims (>= 2): (..., tq, d), (..., tk, d), "
-            f"(..., tk, dv); got {tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}."
-        )
-    if q.shape[:-2] != k.shape[:-2] or k.shape[:-1] != v.shape[:-1] or q.shape[-1] != k.shape[-1]:
-        raise ValueError(
-            f"expected q (..., tq, d), k (..., tk, d), v (..., tk, dv) with equal leading dims, "
-            f"equal d and equal tk; got {tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}."
-        )
-    d = q.size(-1)
-    scores = q @ k.transpose(-2, -1) / math.sqrt(d)  # (..., tq, tk)
-    if bias is not None:
-        scores = scores + bias  # (..., tq, tk)
-    if attn_mask is not None:
-        check_mask(attn_mask, tuple(scores.shape), "a bool attn_mask broadcastable to (..., tq, tk)")
-        scores = scores.masked_fill(~attn_mask, float("-inf"))
-        # A row with no allowed key would be softmax(-inf, ..., -inf) = NaN. Give it finite
-        # placeholder scores, then zero its weights: no NaN anywhere, forward or backward.
-        has_key = attn_mask.any(dim=-1, keepdim=True)  # (..., tq, 1)
-        scores = scores.masked_fill(~has_key, 0.0)
-    weights = torch.softmax(scores, dim=-1)  # (..., tq, tk)
-    if attn_mask is not None:
-        weights = weights.masked_fill(~has_key, 0.0)
-    return weights @ v, weights  # (..., tq, dv), (..., tq, tk)
 
 
 # --- chapter 04: multi-head self-attention ---------------------------------------------------------
@@ -197,7 +131,8 @@ class SelfAttention(nn.Module):
         *,
         tk: int | None = None,
     ) -> Tensor | None:
-        """Combine the padding mask, the pattern and the causal pattern: bool, broadcastable to ``(b, h, t, tk)``.
+        """Combine the padding mask, the pattern and the causal pattern: bool, broadcastable to
+        ``(b, h, t, tk)``.
 
         ``t`` is the number of queries, ``tk`` the number of keys (``t`` unless cross-attending)."""
         tk = t if tk is None else tk
@@ -266,7 +201,8 @@ class SelfAttention(nn.Module):
         if context is not None:
             if context.dim() != 3 or context.size(0) != b or context.size(-1) != self.emb:
                 raise ValueError(
-                    f"context must have shape (b, tk, e) = ({b}, tk, {self.emb}) to match x {tuple(x.shape)}, "
+                    f"context must have shape (b, tk, e) = ({b}, tk, {self.emb}) "
+                    f"to match x {tuple(x.shape)}, "
                     f"got {tuple(context.shape)}."
                 )
             if self.causal:

@@ -29,7 +29,7 @@ import math
 import torch
 from torch import Tensor
 
-from fromscratch.attention.core import scaled_dot_product_attention
+from fromscratch.attention.dot_product import scaled_dot_product_attention
 
 __all__ = [
     "PATTERNS",

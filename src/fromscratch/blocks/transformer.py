@@ -209,7 +209,8 @@ class TransformerStack(nn.Module):
         weights cover ``tk = len(cache[0]) + t`` keys."""
         if tokens.dim() != 2:
             raise ValueError(
-                f"tokens must have shape (b, t), got {tuple(tokens.shape)}; add a batch dimension with tokens[None]."
+                f"tokens must have shape (b, t), got {tuple(tokens.shape)}; "
+                "add a batch dimension with tokens[None]."
             )
         if cache is not None and len(cache) != len(self.blocks):
             raise ValueError(f"cache must hold one KVCache per block ({len(self.blocks)}), got {len(cache)}.")

@@ -69,7 +69,9 @@ MINILM = {
             url=f"{_MINILM}/{part}",
             sha256=digest,
             fname=f"all-MiniLM-L6-v2-{part}",
-            description=f"sentence-transformers/all-MiniLM-L6-v2 {part} (revision {MINILM_REVISION[:7]}; Apache-2.0).",
+            description=(
+                f"sentence-transformers/all-MiniLM-L6-v2 {part} (revision {MINILM_REVISION[:7]}; Apache-2.0)."
+            ),
         )
     )
     for part, digest in _MINILM_FILES.items()
@@ -130,7 +132,8 @@ def online(url: str, timeout: float = 3.0) -> bool:
 
 
 def fetch_online(dataset: DataFile | str, *, timeout: float = 3.0) -> Path:
-    """:func:`fetch`, but first check a local copy, then that the server answers (for large, unmirrored files).
+    """:func:`fetch`, but first check a local copy, then that the server answers (for large, unmirrored
+    files).
 
     Raises :class:`DataError` at once when there is no local copy and no network.
     """

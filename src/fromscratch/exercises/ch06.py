@@ -36,7 +36,10 @@ def _generator(seed: int) -> torch.Generator:
 
 
 def _loop_mean_pool(x: Tensor, mask: Tensor) -> Tensor:
-    """The reference: each sequence's mean over its real positions. x ``(b, t, e)``, mask ``(b, t)`` -> ``(b, e)``."""
+    """The reference: each sequence's mean over its real positions.
+
+    x ``(b, t, e)``, mask ``(b, t)`` -> ``(b, e)``.
+    """
     return torch.stack([x[row][mask[row]].mean(dim=0) for row in range(len(x))])
 
 

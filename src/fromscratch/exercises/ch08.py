@@ -65,7 +65,8 @@ def check_cnn_depth(plain: Any, dilated: Any) -> bool | None:
         if answer == expected:
             below = _measured_reach(answer - 1, dilated=is_dilated)
             print(
-                f"✓ {name}: {answer} blocks see {reach} positions back (measured); {answer - 1} see only {below}."
+                f"✓ {name}: {answer} blocks see {reach} positions back (measured); "
+                f"{answer - 1} see only {below}."
             )
         else:
             verdict = "too few" if reach < DISTANCE else "more than needed"

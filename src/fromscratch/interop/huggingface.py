@@ -170,7 +170,8 @@ def gpt2_config_from_hf(config) -> GPT2Config:
     inner = config.n_inner or 4 * config.n_embd
     if inner % config.n_embd or config.activation_function not in ("gelu_new", "gelu_pytorch_tanh"):
         raise ValueError(
-            f"Our GPT-2 has a tanh-GELU feed-forward of width k * e; got {inner}, {config.activation_function}."
+            f"Our GPT-2 has a tanh-GELU feed-forward of width k * e; "
+            f"got {inner}, {config.activation_function}."
         )
     return GPT2Config(
         vocab_size=config.vocab_size,

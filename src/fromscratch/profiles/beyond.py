@@ -54,8 +54,9 @@ class BeyondRun:
 
 def _run(vit: ViTConfig, local_vit: ViTConfig, sets: SetConfig, graph: SetConfig, **sizes) -> BeyondRun:
     """One profile's run; the question model reads images with the chapter's ViT's patch size and width."""
-    question = ImageQuestionConfig(vit=ViTConfig(patch=vit.patch, emb=vit.emb, heads=vit.heads, depth=2,
-                                                 num_classes=2))  # fmt: skip
+    question = ImageQuestionConfig(
+        vit=ViTConfig(patch=vit.patch, emb=vit.emb, heads=vit.heads, depth=2, num_classes=2)
+    )
     return BeyondRun(vit=vit, local_vit=local_vit, sets=sets, graph=graph, question=question, **sizes)
 
 
@@ -109,7 +110,7 @@ BEYOND_RUNS = {
         local_train=TrainConfig(steps=400, lr=2e-3, warmup_steps=40, weight_decay=0.05),
         local_sizes=(1_000, 5_000, 60_000),
         graph=SetConfig(**_GRAPH, depth=1),
-        graph_train=TrainConfig(steps=200, lr=1e-2, warmup_steps=0, progress=False),
+        graph_train=TrainConfig(steps=100, lr=1e-2, warmup_steps=0, progress=False),
         graph_depths=(1, 2, 3),
         graph_labelled=2,
         graph_seeds=10,
@@ -135,7 +136,7 @@ BEYOND_RUNS = {
         local_train=TrainConfig(steps=3_000, lr=1e-3, warmup_steps=200, weight_decay=0.05),
         local_sizes=(1_000, 5_000, 60_000),
         graph=SetConfig(**_GRAPH, depth=1),
-        graph_train=TrainConfig(steps=200, lr=1e-2, warmup_steps=0, progress=False),
+        graph_train=TrainConfig(steps=100, lr=1e-2, warmup_steps=0, progress=False),
         graph_depths=(1, 2, 3),
         graph_labelled=2,
         graph_seeds=20,

@@ -43,50 +43,112 @@ class DecodersRun:
 def ladder(emb: int, heads: int, depth: int, context: int, kv_heads: int) -> Ladder:
     """The six rungs of 14.1 at one size: GPT-2 style, + RMSNorm, + SwiGLU (as many weights as the MLP),
     + RoPE, + GQA (``kv_heads``), then no biases: a Llama. Byte-level (V = 256), tied output, no dropout."""
-    gpt2 = LlamaConfig(vocab_size=256, context=context, emb=emb, heads=heads, kv_heads=heads, depth=depth,
-                       hidden=4 * emb, rope_theta=10_000.0, norm="layer", feedforward="gelu",
-                       positions="learned", bias=True)  # fmt: skip
+    gpt2 = LlamaConfig(
+        vocab_size=256,
+        context=context,
+        emb=emb,
+        heads=heads,
+        kv_heads=heads,
+        depth=depth,
+        hidden=4 * emb,
+        rope_theta=10_000.0,
+        norm="layer",
+        feedforward="gelu",
+        positions="learned",
+        bias=True,
+    )
     rms = replace(gpt2, norm="rms")
     swiglu = replace(rms, feedforward="swiglu", hidden=swiglu_hidden(emb))  # 3 · e · 8e/3 = 8e² weights
     rope = replace(swiglu, positions="rope")
     gqa = replace(rope, kv_heads=kv_heads)
     llama = replace(gqa, bias=False)
-    return (("GPT-2 style", gpt2), ("+ RMSNorm", rms), ("+ SwiGLU", swiglu), ("+ RoPE", rope),
-            (f"+ GQA ({heads}/{kv_heads})", gqa), ("no biases (Llama)", llama))  # fmt: skip
+    return (
+        ("GPT-2 style", gpt2),
+        ("+ RMSNorm", rms),
+        ("+ SwiGLU", swiglu),
+        ("+ RoPE", rope),
+        (f"+ GQA ({heads}/{kv_heads})", gqa),
+        ("no biases (Llama)", llama),
+    )
 
 
 # the oracle: 8 query heads sharing 2 key/value heads, a RoPE base of 500,000 (Llama 3's), untied output
-ORACLE = LlamaConfig(vocab_size=128, context=64, emb=64, heads=8, kv_heads=2, depth=2, hidden=172,
-                     rope_theta=500_000.0, norm_eps=1e-5, tied=False)  # fmt: skip
+ORACLE = LlamaConfig(
+    vocab_size=128,
+    context=64,
+    emb=64,
+    heads=8,
+    kv_heads=2,
+    depth=2,
+    hidden=172,
+    rope_theta=500_000.0,
+    norm_eps=1e-5,
+    tied=False,
+)
 
 
 def _gqa(emb: int, heads: int, depth: int, context: int) -> LlamaConfig:
-    return LlamaConfig(vocab_size=256, context=context, emb=emb, heads=heads, kv_heads=heads, depth=depth,
-                       hidden=swiglu_hidden(emb))  # fmt: skip
+    return LlamaConfig(
+        vocab_size=256,
+        context=context,
+        emb=emb,
+        heads=heads,
+        kv_heads=heads,
+        depth=depth,
+        hidden=swiglu_hidden(emb),
+    )
 
 
-# fmt: off
 DECODERS_RUNS = {
     # smoke: tiny models for two seconds each: proves the code runs
     "smoke": DecodersRun(
-        data_bytes=1_000_000, ladder=ladder(emb=48, heads=4, depth=2, context=64, kv_heads=2),
-        train=TrainConfig(minutes=0.03, lr=3e-3, warmup_steps=5, schedule="cosine"), batch_size=8,
-        eval_bytes=2_000, gqa=_gqa(emb=64, heads=8, depth=2, context=128), gqa_kv_heads=(1, 2, 4, 8),
-        gqa_batch=2, gqa_prompt=32, gqa_new=8, gqa_repeats=1, sample_tokens=40, oracle=ORACLE,
-        hub_tokens=20),
+        data_bytes=1_000_000,
+        ladder=ladder(emb=48, heads=4, depth=2, context=64, kv_heads=2),
+        train=TrainConfig(minutes=0.03, lr=3e-3, warmup_steps=5, schedule="cosine"),
+        batch_size=8,
+        eval_bytes=2_000,
+        gqa=_gqa(emb=64, heads=8, depth=2, context=128),
+        gqa_kv_heads=(1, 2, 4, 8),
+        gqa_batch=2,
+        gqa_prompt=32,
+        gqa_new=8,
+        gqa_repeats=1,
+        sample_tokens=40,
+        oracle=ORACLE,
+        hub_tokens=20,
+    ),
     # cpu: six rungs of 2 minutes each on 2 cores (about 12 of the chapter's 20 minutes)
     "cpu": DecodersRun(
-        data_bytes=1_000_000, ladder=ladder(emb=96, heads=8, depth=3, context=128, kv_heads=2),
-        train=TrainConfig(minutes=2.0, lr=2e-3, warmup_steps=100, schedule="cosine"), batch_size=16,
-        eval_bytes=50_000, gqa=_gqa(emb=256, heads=8, depth=4, context=1_024), gqa_kv_heads=(1, 2, 4, 8),
-        gqa_batch=8, gqa_prompt=512, gqa_new=32, gqa_repeats=3, sample_tokens=200, oracle=ORACLE,
-        hub_tokens=40),
+        data_bytes=1_000_000,
+        ladder=ladder(emb=96, heads=8, depth=3, context=128, kv_heads=2),
+        train=TrainConfig(minutes=2.0, lr=2e-3, warmup_steps=100, schedule="cosine"),
+        batch_size=16,
+        eval_bytes=50_000,
+        gqa=_gqa(emb=256, heads=8, depth=4, context=1_024),
+        gqa_kv_heads=(1, 2, 4, 8),
+        gqa_batch=8,
+        gqa_prompt=512,
+        gqa_new=32,
+        gqa_repeats=3,
+        sample_tokens=200,
+        oracle=ORACLE,
+        hub_tokens=40,
+    ),
     # gpu: a T4 (15 GB): six rungs of 4 minutes at GPT-2-small-like width, batch 64 x 256 bytes
     "gpu": DecodersRun(
-        data_bytes=1_000_000, ladder=ladder(emb=384, heads=8, depth=6, context=256, kv_heads=2),
-        train=TrainConfig(minutes=4.0, lr=1e-3, warmup_steps=300, schedule="cosine"), batch_size=64,
-        eval_bytes=200_000, gqa=_gqa(emb=768, heads=12, depth=12, context=4_096),
-        gqa_kv_heads=(1, 2, 3, 4, 6, 12), gqa_batch=16, gqa_prompt=2_048, gqa_new=64, gqa_repeats=3,
-        sample_tokens=400, oracle=ORACLE, hub_tokens=60),
+        data_bytes=1_000_000,
+        ladder=ladder(emb=384, heads=8, depth=6, context=256, kv_heads=2),
+        train=TrainConfig(minutes=4.0, lr=1e-3, warmup_steps=300, schedule="cosine"),
+        batch_size=64,
+        eval_bytes=200_000,
+        gqa=_gqa(emb=768, heads=12, depth=12, context=4_096),
+        gqa_kv_heads=(1, 2, 3, 4, 6, 12),
+        gqa_batch=16,
+        gqa_prompt=2_048,
+        gqa_new=64,
+        gqa_repeats=3,
+        sample_tokens=400,
+        oracle=ORACLE,
+        hub_tokens=60,
+    ),
 }
-# fmt: on

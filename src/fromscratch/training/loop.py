@@ -99,7 +99,8 @@ def _total_steps(config: TrainConfig, batches: Iterable[Batch] | Callable[[], It
         if config.minutes is not None:
             return None  # bounded by time only
         raise ValueError(
-            "Say how long to train: TrainConfig(steps=...), TrainConfig(epochs=...) or TrainConfig(minutes=...)."
+            "Say how long to train: TrainConfig(steps=...), TrainConfig(epochs=...) "
+            "or TrainConfig(minutes=...)."
         )
     try:
         per_epoch = len(batches)  # type: ignore[arg-type]
@@ -141,9 +142,13 @@ def train(
         raise ValueError(
             "TrainConfig(minutes=...) is not for torchrun jobs; give steps=... or epochs=... instead."
         )
-    schedule = Schedule(config.warmup_steps, _total_steps(config, batches),
-                        None if config.minutes is None else 60 * config.minutes, config.decay,
-                        config.schedule)  # fmt: skip
+    schedule = Schedule(
+        config.warmup_steps,
+        _total_steps(config, batches),
+        None if config.minutes is None else 60 * config.minutes,
+        config.decay,
+        config.schedule,
+    )
     decay, no_decay = [], []
     for p in model.parameters():
         if p.requires_grad:
@@ -207,8 +212,14 @@ def train(
     model.train()
     by_time = schedule.total_steps is None  # the bar counts seconds, not steps
     time_bar = "{desc}: {percentage:3.0f}%|{bar}| {n:.0f}/{total:.0f} s [{elapsed}<{remaining}{postfix}]"
-    bar = tqdm(total=schedule.bar_total, initial=schedule.elapsed if by_time else step, desc="training", unit="step",
-               disable=not (config.progress and main), bar_format=time_bar if by_time else None)  # fmt: skip
+    bar = tqdm(
+        total=schedule.bar_total,
+        initial=schedule.elapsed if by_time else step,
+        desc="training",
+        unit="step",
+        disable=not (config.progress and main),
+        bar_format=time_bar if by_time else None,
+    )
     smoothed = None
     while not schedule.finished(step):
         started = time.perf_counter()

@@ -134,7 +134,8 @@ def block_activations(
 
 @functools.lru_cache(maxsize=256)
 def weight_counts(config: GeneratorConfig | ClassifierConfig) -> tuple[int, int, int]:
-    """(all parameters, weights of all linear layers, weights of the output layer) of the model ``config`` builds."""
+    """(all parameters, weights of all linear layers, weights of the output layer) of the model
+    ``config`` builds."""
     with torch.device("meta"):  # the real model's parameters, without allocating them
         model = MODELS[type(config)](config)
     n_params = sum(p.numel() for p in model.parameters())
@@ -180,9 +181,17 @@ def estimate_memory(
     n_params, linear, head = weight_counts(config)
     b, n, e = batch, batch * t, config.emb
     parts = block_activations(
-        n, b, t, e, config.heads, config.ff_mult * e,
-        precision=precision, attention=attention, masked=masked, dropout=config.dropout > 0,
-    )  # fmt: skip
+        n,
+        b,
+        t,
+        e,
+        config.heads,
+        config.ff_mult * e,
+        precision=precision,
+        attention=attention,
+        masked=masked,
+        dropout=config.dropout > 0,
+    )
     block = sum(parts.values())
     kept = n * e * 4 if checkpoint else block  # checkpointing keeps each block's (fp32) input only
     outside = n * 8 + (n * e * 4 if config.dropout > 0 else 0)  # token ids; the embedding dropout mask
@@ -255,7 +264,8 @@ def cuda_peak(step: Callable[[], None], device: torch.device | str = "cuda") -> 
 
 
 def fits(estimate: MemoryEstimate, device_bytes: float, *, margin: float = 0.8) -> bool:
-    """True when the estimate takes at most ``margin`` of ``device_bytes`` (room for buffers, the CUDA context)."""
+    """True when the estimate takes at most ``margin`` of ``device_bytes`` (room for buffers, the CUDA
+    context)."""
     return estimate.total <= margin * device_bytes
 
 

@@ -20,7 +20,8 @@ SHAPES = ("linear", "cosine")  # how the learning rate decays after the warm-up
 
 
 def lr_factor(step: int, warmup_steps: int, total_steps: int, decay: bool = True) -> float:
-    """The schedule by steps: linear warm-up over ``warmup_steps``, then a linear decay to 0 at ``total_steps``."""
+    """The schedule by steps: linear warm-up over ``warmup_steps``, then a linear decay to 0 at
+    ``total_steps``."""
     if step < warmup_steps:
         return (step + 1) / warmup_steps
     if not decay:
@@ -59,7 +60,8 @@ class Schedule:
         self.warmup_end: float | None = None  # `elapsed` when the warm-up finished
 
     def progress(self, step: int) -> float:
-        """How far through the decay the run is after ``step`` steps: 0 at the end of warm-up, 1 at the end."""
+        """How far through the decay the run is after ``step`` steps: 0 at the end of warm-up, 1 at the
+        end."""
         if step >= self.warmup_steps and self.warmup_end is None:
             self.warmup_end = self.elapsed
         fractions = [0.0]

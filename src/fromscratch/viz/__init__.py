@@ -11,6 +11,7 @@ Everything listed is also available as ``fromscratch.viz.<name>``.
 
 from fromscratch.viz import (
     attention,
+    bertviz,
     diagrams,
     going_big,  # chapter 12
     modern,  # chapter 10
@@ -20,6 +21,7 @@ from fromscratch.viz import (
     translation,
 )
 from fromscratch.viz.attention import *  # noqa: F403
+from fromscratch.viz.bertviz import *  # noqa: F403
 from fromscratch.viz.diagrams import *  # noqa: F403
 from fromscratch.viz.going_big import *  # noqa: F403  (chapter 12)
 from fromscratch.viz.modern import *  # noqa: F403
@@ -33,6 +35,7 @@ __all__ = [
     "use_style",
     *movies.__all__,
     *attention.__all__,
+    *bertviz.__all__,
     *text.__all__,
     *diagrams.__all__,
     *going_big.__all__,

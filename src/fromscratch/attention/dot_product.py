@@ -1,0 +1,77 @@
+"""Attention as a weighted average (chapters 02-03): ``basic_self_attention``, then queries, keys and
+values with the scale ``1/sqrt(d)`` and masks, ``scaled_dot_product_attention`` (teaching path
+returning the weights; fast path on ``F.scaled_dot_product_attention``).
+
+The mask convention, once for the whole course: a mask is a **boolean** tensor and **True means
+"may attend"**. Blocked scores become ``-inf`` before the softmax; a query whose keys are *all*
+blocked gets all-zero weights and a zero output, never NaN.
+
+Shape legend: ``b`` batch, ``t`` length (``tq``/``tk`` when they differ), ``e`` embedding,
+``d`` any head width.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor
+
+from fromscratch.attention.masks import check_mask
+
+__all__ = ["basic_self_attention", "scaled_dot_product_attention"]
+
+
+# --- chapter 02: attention without parameters ------------------------------------------------------
+def basic_self_attention(x: Tensor) -> Tensor:
+    """Basic self-attention (chapter 02): every output is a weighted average of all inputs.
+
+    ``y_i = sum_j w_ij x_j`` with ``w_ij = softmax_j(x_i . x_j)``, i.e. ``softmax(x xᵀ) x``.
+    No parameters. x: ``(b, t, e)``. Returns ``(b, t, e)``.
+    """
+    if x.dim() != 3:
+        raise ValueError(
+            f"x must have shape (b, t, e), got {tuple(x.shape)}; add a batch dimension with x[None]."
+        )
+    raw = x @ x.transpose(1, 2)  # (b, t, t): raw[b, i, j] = x_i . x_j
+    weights = torch.softmax(raw, dim=2)  # (b, t, t), each row sums to 1
+    return weights @ x  # (b, t, e)
+
+
+# --- chapter 03: queries, keys, values, scaling and masks ------------------------------------------
+def scaled_dot_product_attention(
+    q: Tensor, k: Tensor, v: Tensor, attn_mask: Tensor | None = None, *, bias: Tensor | None = None
+) -> tuple[Tensor, Tensor]:
+    """Scaled dot-product attention, written out (chapter 03): ``softmax(q kᵀ / sqrt(d)) v``.
+
+    q: ``(..., tq, d)``; k: ``(..., tk, d)``; v: ``(..., tk, dv)``, with the same leading dims.
+    attn_mask: bool, True = may attend, broadcastable to ``(..., tq, tk)``; None lets every query see
+    every key. Returns ``out (..., tq, dv)`` and ``weights (..., tq, tk)`` (rows sum to 1, or are
+    all zero where a query may attend to no key). bias: float, broadcastable to ``(..., tq, tk)``,
+    added to the scaled scores before the mask (ALiBi, chapter 11).
+    """
+    if q.dim() < 2 or k.dim() != q.dim() or v.dim() != q.dim():
+        raise ValueError(
+            f"q, k, v must have the same number of dims (>= 2): (..., tq, d), (..., tk, d), "
+            f"(..., tk, dv); got {tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}."
+        )
+    if q.shape[:-2] != k.shape[:-2] or k.shape[:-1] != v.shape[:-1] or q.shape[-1] != k.shape[-1]:
+        raise ValueError(
+            f"expected q (..., tq, d), k (..., tk, d), v (..., tk, dv) with equal leading dims, "
+            f"equal d and equal tk; got {tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}."
+        )
+    d = q.size(-1)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(d)  # (..., tq, tk)
+    if bias is not None:
+        scores = scores + bias  # (..., tq, tk)
+    if attn_mask is not None:
+        check_mask(attn_mask, tuple(scores.shape), "a bool attn_mask broadcastable to (..., tq, tk)")
+        scores = scores.masked_fill(~attn_mask, float("-inf"))
+        # A row with no allowed key would be softmax(-inf, ..., -inf) = NaN. Give it finite
+        # placeholder scores, then zero its weights: no NaN anywhere, forward or backward.
+        has_key = attn_mask.any(dim=-1, keepdim=True)  # (..., tq, 1)
+        scores = scores.masked_fill(~has_key, 0.0)
+    weights = torch.softmax(scores, dim=-1)  # (..., tq, tk)
+    if attn_mask is not None:
+        weights = weights.masked_fill(~has_key, 0.0)
+    return weights @ v, weights  # (..., tq, dv), (..., tq, tk)
