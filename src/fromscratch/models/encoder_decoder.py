@@ -129,7 +129,7 @@ class EncoderDecoder(nn.Module):
         super().__init__()
         self.config = c = resolve_config(EncoderDecoderConfig, config, fields)
         if c.positions not in POSITION_KINDS:
-            raise ValueError(f"positions must be 'encoding' or 'embedding', got {c.positions!r}.")
+            raise ValueError(f"positions must be 'sinusoidal' or 'learned', got {c.positions!r}.")
         if c.share_embeddings and c.src_vocab_size != c.tgt_vocab_size:
             raise ValueError(
                 f"share_embeddings=True needs one joint vocabulary, got src_vocab_size={c.src_vocab_size} "
