@@ -169,8 +169,7 @@ class TransformerStack(nn.Module):
         self.checkpoint = checkpoint  # chapter 12: recompute each block in the backward pass (less memory)
         if positions not in POSITIONS:
             raise ValueError(
-                f"positions must be 'learned', 'sinusoidal', 'rope', 'alibi' or None; "
-                f"got {positions!r}."
+                f"positions must be 'learned', 'sinusoidal', 'rope', 'alibi' or None; got {positions!r}."
             )
         self.max_len = max_len
         self.token_embedding = nn.Embedding(vocab_size, emb)
