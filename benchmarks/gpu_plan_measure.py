@@ -31,6 +31,8 @@ CPU_BYTES = 3 * 2**30  # fp32 peak of the step measured on the CPU at most (the 
 
 @dataclass(frozen=True)
 class Gpu:
+    """A GPU the plan is made for: its memory, its peak FLOP/s and the share of them assumed reached."""
+
     name: str
     capability: tuple[int, int]  # CUDA compute capability: decides what precision="auto" picks
     memory: float  # bytes

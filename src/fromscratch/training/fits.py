@@ -15,10 +15,13 @@ or MPS there is no fixed memory to check against and it returns at once.
 
 :func:`estimate_memory <fromscratch.training.memory.estimate_memory>` (chapter 12) estimates
 generators and classifiers from their configs. For every other model (encoder-decoders, BERT, ViTs,
-RNNs, CNNs), :func:`estimate_training` runs a forward and backward pass of one and of two examples of
-a real batch on the CPU, in the 16-bit type (CPU autocast), watching every tensor storage with
-:class:`StorageWatch`, and extends the line to the whole batch; weights, gradients and AdamW's two
-moments come from the parameter count.
+RNNs, CNNs), :func:`estimate_training` runs a forward and backward pass of an eighth and of a quarter
+of a real batch in the 16-bit type, watching every tensor storage with :class:`StorageWatch`, and
+extends the line to the whole batch; weights, gradients and AdamW's two moments come from the
+parameter count:
+
+    model = EncoderDecoder(size.model).to(device)
+    check_fits({"9.5 transformer": estimate_training(model, loss_fn, batch, precision=half)}, device)
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves, tree_map_only
 
 from fromscratch.training.memory import MemoryEstimate, mib
+from fromscratch.training.precision import Precision
 
 CUDA_CONTEXT = 600 * 2**20  # bytes the CUDA context and cuBLAS/cuDNN workspaces hold before any tensor
 DTYPES = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}
@@ -73,13 +77,14 @@ class StorageWatch(TorchDispatchMode):
     """Bytes of tensor storage alive while active (``current``) and the most at once (``peak``), any device.
 
     Every storage an operation creates counts once (views share it) until it is freed (a weak reference
-    says when); ``existing`` tensors (weights, optimiser state, the batch) count from the start;
-    :meth:`set_aside` stops counting a tensor that lives on (a finished gradient) in ``current``.
+    says when); ``existing`` tensors (weights, optimiser state, the batch) count from the start.
+    :meth:`peak_without` replays the same events as if some storages (the gradients) never existed.
     """
 
     def __init__(self, *existing: torch.Tensor) -> None:
         super().__init__()
-        self.live: dict[int, int] = {}  # storage -> bytes
+        self.live: dict[int, tuple[int, int]] = {}  # storage -> (its serial number, bytes)
+        self.events: list[tuple[int, int]] = []  # (serial, +bytes when created / -bytes when freed)
         self.current = self.peak = 0
         for tensor in existing:
             self._track(tensor)
@@ -90,17 +95,30 @@ class StorageWatch(TorchDispatchMode):
         storage = tensor.untyped_storage()
         key = storage._cdata
         if key not in self.live:
-            self.live[key] = storage.nbytes()
-            self.current += self.live[key]
+            self.live[key] = (len(self.events), storage.nbytes())
+            self.events.append(self.live[key])
+            self.current += storage.nbytes()
             self.peak = max(self.peak, self.current)
             weakref.finalize(storage, self._free, key)
 
     def _free(self, key: int) -> None:
-        self.current -= self.live.pop(key, 0)
+        serial, nbytes = self.live.pop(key, (-1, 0))
+        self.current -= nbytes
+        self.events.append((serial, -nbytes))
 
-    def set_aside(self, tensor: torch.Tensor) -> None:
-        """Stop counting ``tensor``'s storage from now on (the peak so far keeps it)."""
-        self._free(tensor.untyped_storage()._cdata)
+    def peak_without(self, tensors: list[torch.Tensor]) -> int:
+        """The peak had the storages of ``tensors`` (alive now) never been allocated."""
+        left_out = {
+            self.live[t.untyped_storage()._cdata][0]
+            for t in tensors
+            if t.untyped_storage()._cdata in self.live
+        }
+        current = peak = 0
+        for serial, change in self.events:
+            if serial not in left_out:
+                current += change
+                peak = max(peak, current)
+        return peak
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
@@ -110,23 +128,15 @@ class StorageWatch(TorchDispatchMode):
 
 
 def activation_peak(model: nn.Module, loss_fn: Callable[[nn.Module, Any], torch.Tensor], batch: Any) -> int:
-    """The most bytes a forward and backward pass of ``batch`` holds beyond the weights and the finished
+    """The most bytes a forward and backward pass of ``batch`` holds beyond the weights and their
     gradients: saved activations, the backward's temporaries and the batch itself (measured here)."""
     model.zero_grad(set_to_none=True)
     params = list(model.parameters())
     with StorageWatch(*params, *_tensors(batch)) as watch:
-        hooks = [
-            p.register_post_accumulate_grad_hook(lambda p: watch.set_aside(p.grad))
-            for p in params
-            if p.requires_grad
-        ]
-        try:
-            loss_fn(model, batch).backward()
-        finally:
-            for hook in hooks:
-                hook.remove()
+        loss_fn(model, batch).backward()
+    peak = watch.peak_without([p.grad for p in params if p.grad is not None])
     model.zero_grad(set_to_none=True)
-    return watch.peak - sum(p.untyped_storage().nbytes() for p in params)
+    return peak - sum(p.untyped_storage().nbytes() for p in params)
 
 
 def estimate_training(
@@ -135,26 +145,29 @@ def estimate_training(
     batch: Any,
     *,
     precision: str = "fp32",
-    probe: tuple[int, int] = (1, 2),
+    probe: int = 8,
 ) -> MemoryEstimate:
     """Estimate the peak of one AdamW training step of ``model`` on ``batch`` (any model, any batch).
 
-    The activations come from :func:`activation_peak` for ``probe`` examples of ``batch`` (cut with
-    :func:`take`, so every length stays) on the CPU, under autocast to ``precision`` ("fp16"/"bf16";
-    "fp32": none), extended linearly to the whole batch (what does not grow with ``b``, like autocast's
-    16-bit weight copies, is the line's intercept); weights, all their gradients and AdamW's moments
-    are added from the parameter count, as chapter 12's estimate adds them.
-    ``loss_fn(model, batch)`` is the loss ``train`` would call; the model must be on the CPU.
+    The activations come from :func:`activation_peak` for ``b // probe`` and twice as many examples of
+    ``batch`` (cut with :func:`take`, so every length stays; at least 1 and 2), on the model's device
+    under autocast to ``precision`` ("fp16"/"bf16"; "fp32": none), extended linearly to the whole batch
+    (what does not grow with ``b``, like autocast's 16-bit weight copies, is the line's intercept; with
+    too few examples, batch-independent temporaries hide the slope); weights, all their gradients and
+    AdamW's moments are added from the parameter count, as chapter 12's estimate adds them.
+    ``loss_fn(model, batch)`` is the loss ``train`` would call.
     """
     if precision not in DTYPES:
         raise ValueError(f"precision must be one of {', '.join(map(repr, DTYPES))}; got {precision!r}.")
     b = batch_size(batch)
-    small, large = (min(k, b) for k in probe)
+    small = max(1, b // probe)
+    large = min(b, 2 * small)
+    device = next(model.parameters()).device.type
     dtype = DTYPES[precision]
 
     def peak(k: int) -> int:
         part = tree_map_only(torch.Tensor, torch.clone, take(batch, k, b))  # its own storage: k, not b
-        with torch.autocast("cpu", dtype=dtype) if dtype is not None else contextlib.nullcontext():
+        with Precision(dtype, dtype == torch.float16).autocast(device):  # as `train` runs it
             return activation_peak(model, loss_fn, part)
 
     first, second = peak(small), peak(large)
