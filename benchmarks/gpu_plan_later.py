@@ -1,4 +1,4 @@
-"""Chapters 10-13's training runs for ``gpu_plan.py`` (the :class:`~gpu_plan_runs.Run` s and chapters
+"""Chapters 10-14's training runs for ``gpu_plan.py`` (the :class:`~gpu_plan_runs.Run` s and chapters
 01-09 are in ``gpu_plan_runs.py``), and :data:`CHAPTERS`, every chapter's adapter."""
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from fromscratch.models import (
     DeepSets,
     Generator,
     ImageQuestion,
+    Llama,
     SetTransformer,
     TransformerXL,
     ViT,
@@ -40,12 +41,7 @@ from fromscratch.models.pool_dropout import use_pool_dropout
 from fromscratch.models.transformer_xl import segment_loss
 from fromscratch.recipes.bert_imdb import imdb_for_bert, pretraining_batches
 from fromscratch.recipes.beyond import labelled_loss
-from fromscratch.training.losses import (
-    classification_loss,
-    masked_lm_loss,
-    next_byte_loss,
-    next_token_loss,
-)
+from fromscratch.training.losses import classification_loss, masked_lm_loss, next_byte_loss, next_token_loss
 
 
 def chapter_10(prof) -> list[Run]:
@@ -276,6 +272,18 @@ def chapter_13(prof) -> list[Run]:
     ]
 
 
+def chapter_14(prof) -> list[Run]:
+    run = prof.decoders
+
+    def build(config) -> Built:
+        return Llama(config), bytes_batch(config.context, run.batch_size), next_byte_loss
+
+    return [  # the six rungs of 14.1's ladder, each for the same minutes
+        Run("14", f"14.1 {name}", functools.partial(build, config), **length(run.train), attention=None)
+        for name, config in run.ladder
+    ]
+
+
 CHAPTERS = {
     "01": chapter_01,
     "06": chapter_06,
@@ -286,4 +294,5 @@ CHAPTERS = {
     "11": chapter_11,
     "12": chapter_12,
     "13": chapter_13,
+    "14": chapter_14,
 }

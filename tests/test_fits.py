@@ -107,3 +107,17 @@ def test_bad_precision_is_named():
     with pytest.raises(ValueError, match="'fp32', 'bf16', 'fp16'; got 'fp8'"):
         model = Generator(GeneratorConfig(emb=8, heads=2, depth=1, context=4))
         estimate_training(model, classification_loss, generator_batch(), precision="fp8")
+
+
+def test_check_run_says_before_training_that_a_step_does_not_fit():
+    """`train`'s check on a GPU, run here on the CPU against a pretend device of a given size."""
+    from fromscratch.training.fits import check_run
+    from fromscratch.training.precision import choose_precision
+
+    model = Generator(GeneratorConfig(emb=32, heads=2, depth=2, context=32))
+    fp32 = choose_precision("cpu", "fp32")
+    shares = check_run(model, next_byte_loss, generator_batch(), fp32, "cpu", device_bytes=16 * 2**30)
+    assert 0 < shares["this training run"] < 0.1  # the context and a tiny model: a few % of 16 GiB
+    with pytest.raises(ValueError, match="this training run needs .* more than 80% of"):
+        check_run(model, next_byte_loss, generator_batch(), fp32, "cpu", device_bytes=CUDA_CONTEXT)
+    assert check_run(model, next_byte_loss, generator_batch(), fp32, "cpu") == {}  # no fixed memory to check

@@ -1,6 +1,8 @@
-"""Does a training run fit the GPU? Say so before training starts, not after ten minutes (chapters 06-13).
+"""Does a training run fit the GPU? Say so before training starts, not after ten minutes (chapters 06-14).
 
-A chapter calls :func:`check_fits` before its first long run, with the estimated peak of each run:
+``train`` calls :func:`check_run` on a CUDA device before its first step, with the run's first batch: a
+run that will not fit stops at once with a ``ValueError`` saying by how much. A chapter may also check
+several runs at once, before the first of them, with :func:`check_fits` and each run's estimated peak:
 
     from fromscratch.training.fits import check_fits
     from fromscratch.training.memory import estimate_memory
@@ -233,12 +235,37 @@ def check_fits(
     return shares
 
 
+def check_run(
+    model: nn.Module,
+    loss_fn: Callable[[nn.Module, Any], torch.Tensor],
+    batch: Any,
+    precision: Precision,
+    device: torch.device | str,
+    *,
+    device_bytes: float | None = None,
+) -> dict[str, float]:
+    """``train``'s check before its first step: does one step of ``model`` on ``batch`` (on ``device``) in
+    ``precision`` fit? The estimate of :func:`estimate_training`, checked by :func:`check_fits` (which
+    returns ``{}`` on a CPU or MPS unless ``device_bytes`` is given)."""
+    if torch.device(device).type != "cuda" and device_bytes is None:
+        return {}
+    try:
+        estimate = estimate_training(model, loss_fn, batch, precision=precision.name)
+    except torch.cuda.OutOfMemoryError as error:  # even a quarter of the batch does not fit
+        raise ValueError(
+            f"Not enough GPU memory for a quarter of one batch of this run ({error}). Use a smaller "
+            f"profile (FROMSCRATCH_PROFILE=cpu), a smaller batch, or checkpointing (chapter 12)."
+        ) from None
+    return check_fits({"this training run": estimate}, device, device_bytes=device_bytes)
+
+
 __all__ = [
     "CUDA_CONTEXT",
     "StorageWatch",
     "activation_peak",
     "batch_size",
     "check_fits",
+    "check_run",
     "estimate_training",
     "gpu_peak",
     "step_peak",

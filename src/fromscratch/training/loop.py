@@ -4,7 +4,8 @@
 decay to zero at the end of the run (a number of steps or epochs, or a time budget in minutes: see
 :mod:`fromscratch.training.schedule`), with mixed precision where it helps (``TrainConfig.precision``, see
 :mod:`fromscratch.training.precision`), gradient clipping and accumulation, a ``tqdm`` progress bar showing
-the live loss, periodic evaluation, and atomic checkpoints.
+the live loss, periodic evaluation, and atomic checkpoints. On a GPU it first checks that a step fits
+(:func:`fromscratch.training.fits.check_run`).
 
 Inside a ``torchrun`` job (``torch.distributed`` initialised, chapter 12) the same call trains data-
 parallel: the model is wrapped in ``DistributedDataParallel`` (gradients all-reduced in the backward
@@ -12,9 +13,8 @@ pass), every rank checks that all ranks built the same model, only rank 0 shows 
 evaluates and writes checkpoints, and the logged loss is the mean over ranks. Each rank must read its
 own shard of the data (:func:`fromscratch.training.distributed.shard`).
 
-Checkpoints are files (:mod:`fromscratch.training.checkpoints`; ``checkpoint_path`` is importable from here
-too): ``TrainConfig(checkpoint=checkpoint_path("07_generator.pt"))`` writes them atomically under the
-data cache (``$FROMSCRATCH_DATA/checkpoints/``), never next to wherever a chapter happens to run.
+Checkpoints (:mod:`fromscratch.training.checkpoints`) are written atomically under the data cache
+(``$FROMSCRATCH_DATA/checkpoints/``), never next to wherever a chapter happens to run.
 
 ``resume=True`` continues an interrupted run exactly where its last checkpoint left it: the model,
 optimiser, schedule, scaler, history and random number generators are restored, and the data
@@ -47,6 +47,7 @@ from fromscratch.training.checkpoints import (
     save_checkpoint,
     set_rng_state,
 )
+from fromscratch.training.fits import check_run
 from fromscratch.training.history import History
 from fromscratch.training.precision import choose_precision
 from fromscratch.training.schedule import Schedule, lr_factor
@@ -181,6 +182,10 @@ def train(
         set_rng_state(state["rng"])
     else:
         iterator = _fresh_iterator(batches)
+    if device.type == "cuda" and step == 0 and not isinstance(batches, Iterator):  # say now if it won't fit
+        state = rng_state()  # the peek at the first batch and the probe's dropout leave no trace
+        check_run(model, loss_fn, to_device(next(_fresh_iterator(batches)), device), chosen, device)
+        set_rng_state(state)
 
     def checkpoint() -> None:
         if config.checkpoint and main:
