@@ -42,6 +42,15 @@ class GPT2Config:
     norm_eps: float = 1e-5  # LayerNorm epsilon (GPT-2: 1e-5)
 
 
+def gpt2_init(module: nn.Module) -> None:
+    """GPT-2's initialisation (Llama's too): normal(0, 0.02) weights, zero biases; norms keep gain 1.
+    ``model.apply(gpt2_init)`` visits every module."""
+    if isinstance(module, (nn.Linear, nn.Embedding)):
+        nn.init.normal_(module.weight, std=0.02)
+        if isinstance(module, nn.Linear) and module.bias is not None:
+            nn.init.zeros_(module.bias)
+
+
 class GPT2(nn.Module):
     """GPT-2 in our blocks; ``GPT2(config, **fields)``. ``forward(input_ids)`` -> logits ``(b, t, V)``."""
 
@@ -69,15 +78,7 @@ class GPT2(nn.Module):
         self.final_norm = nn.LayerNorm(c.emb, eps=c.norm_eps)
         self.to_logits = nn.Linear(c.emb, c.vocab_size, bias=False)
         self.to_logits.weight = self.token_embedding.weight  # tied: one (V, e) matrix
-        self.apply(self._init)
-
-    @staticmethod
-    def _init(module: nn.Module) -> None:
-        """GPT-2's initialisation: normal(0, 0.02) weights, zero biases."""
-        if isinstance(module, (nn.Linear, nn.Embedding)):
-            nn.init.normal_(module.weight, std=0.02)
-            if isinstance(module, nn.Linear) and module.bias is not None:
-                nn.init.zeros_(module.bias)
+        self.apply(gpt2_init)
 
     def new_cache(self) -> list[KVCache]:
         """An empty key-value cache, one :class:`~fromscratch.attention.KVCache` per block (chapter 11)."""

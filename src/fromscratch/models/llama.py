@@ -39,6 +39,7 @@ from fromscratch.attention.grouped import check_kv_heads
 from fromscratch.attention.masks import check_padding_mask
 from fromscratch.blocks import TransformerBlock, make_norm
 from fromscratch.models.config import resolve_config
+from fromscratch.models.gpt2 import gpt2_init
 
 NORMS = ("rms", "layer")  # the block's norm_kind
 FEEDFORWARDS = {"swiglu": ("swiglu", "relu"), "gelu": ("mlp", "gelu")}  # a block's options
@@ -116,17 +117,9 @@ class Llama(nn.Module):
         )
         self.final_norm = make_norm(c.norm, c.emb, c.norm_eps)
         self.to_logits = nn.Linear(c.emb, c.vocab_size, bias=False)
-        self.apply(self._init)
+        self.apply(gpt2_init)  # GPT-2's initialisation: normal(0, 0.02), zero biases
         if c.tied:
             self.to_logits.weight = self.token_embedding.weight  # one (V, e) matrix
-
-    @staticmethod
-    def _init(module: nn.Module) -> None:
-        """GPT-2's and Llama's initialisation: normal(0, 0.02) weights, zero biases (norms: gain 1)."""
-        if isinstance(module, (nn.Linear, nn.Embedding)):
-            nn.init.normal_(module.weight, std=0.02)
-            if isinstance(module, nn.Linear) and module.bias is not None:
-                nn.init.zeros_(module.bias)
 
     def new_cache(self) -> list[KVCache]:
         """An empty key-value cache, one :class:`~fromscratch.attention.KVCache` per block (chapter 11);
