@@ -30,6 +30,7 @@ and 8 % on an A100 (higher peaks, which small kernels use less), and 40 % of the
     python benchmarks/gpu_plan.py                     # every chapter: the table of book/running.md
     python benchmarks/gpu_plan.py --chapters 07 09    # some chapters
     python benchmarks/gpu_plan.py --profile smoke     # tiny sizes: checks the script runs (seconds)
+    python benchmarks/gpu_plan.py --write book/running.md  # and put the table into the running page
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ import argparse
 import math
 import os
 import time
+from pathlib import Path
 
 import torch
 from gpu_plan_later import CHAPTERS
@@ -100,12 +102,31 @@ def verdict(rows: list[Row]) -> str:
     )
 
 
+START, END = "<!-- gpu-plan: start -->", "<!-- gpu-plan: end -->"
+
+
+def write(page: str, lines: list[str], profile: str, threads: int) -> None:
+    """Replace what stands between :data:`START` and :data:`END` in ``page`` with the plan's ``lines``."""
+    text = Path(page).read_text(encoding="utf-8")
+    if START not in text or END not in text:
+        raise SystemExit(f"{page} has no {START} ... {END} block to put the table in; add the two lines.")
+    head, rest = text.split(START, 1)
+    made = f"Printed by `python benchmarks/gpu_plan.py` ({profile} profile, torch {torch.__version__}"
+    made += f", {threads} CPU threads):"
+    body = "\n".join([START, "", made, "", *lines, "", END])
+    Path(page).write_text(head + body + rest.split(END, 1)[1], encoding="utf-8")
+    print(f"wrote the table into {page}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--chapters", nargs="*", help=f"some of {', '.join(CHAPTERS)} (default: all)")
     parser.add_argument("--profile", default="gpu", help="the profile planned (smoke: a quick check)")
+    parser.add_argument(
+        "--write", help="a Markdown page whose table between the gpu-plan markers is replaced"
+    )
     parser.add_argument("--threads", type=int, default=2, help="CPU threads (default 2, as on CI and Colab)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
@@ -143,6 +164,8 @@ def main() -> None:
     if failed:
         print(f"NOT PLANNED ({len(failed)}): " + "; ".join(failed))
     print(verdict(rows))
+    if args.write and not failed:
+        write(args.write, [*table(rows), "", verdict(rows)], prof.name, args.threads)
     raise SystemExit(1 if failed or not verdict(rows).split(", ")[1].startswith("all fit") else 0)
 
 
