@@ -152,7 +152,7 @@ def estimate_training(
     """Estimate the peak of one AdamW training step of ``model`` on ``batch`` (any model, any batch).
 
     The activations come from :func:`activation_peak` for ``b // probe`` and twice as many examples of
-    ``batch`` (cut with :func:`take`, so every length stays; at least 1 and 2), on the model's device
+    ``batch`` (cut with :func:`take`, so every length stays; at least 2 and 4), on the model's device
     under autocast to ``precision`` ("fp16"/"bf16"; "fp32": none), extended linearly to the whole batch
     (what does not grow with ``b``, like autocast's 16-bit weight copies, is the line's intercept; with
     too few examples, batch-independent temporaries hide the slope); weights, all their gradients and
@@ -162,7 +162,7 @@ def estimate_training(
     if precision not in DTYPES:
         raise ValueError(f"precision must be one of {', '.join(map(repr, DTYPES))}; got {precision!r}.")
     b = batch_size(batch)
-    small = max(1, b // probe)
+    small = min(b, max(2, b // probe))  # never 1: a lone example's temporaries bend the line (a CNN's)
     large = min(b, 2 * small)
     device = next(model.parameters()).device.type
     dtype = DTYPES[precision]
