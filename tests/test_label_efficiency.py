@@ -1,0 +1,57 @@
+"""The label-efficiency benchmark of chapter 10 (issue 23): its smoke profile end to end, on the real
+IMDb and MiniLM files of the mirror; head + tail truncation."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import torch
+
+from fromscratch.recipes.label_efficiency import LABEL_EFFICIENCY_RUNS, head_tail
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_head_tail_keeps_a_quarter_of_the_start_and_the_end():
+    assert head_tail([1, 2, 3], 5) == [1, 2, 3]
+    assert head_tail(torch.arange(20), 8) == [0, 1, 14, 15, 16, 17, 18, 19]
+
+
+def test_every_arm_trains_equally_long():
+    run = LABEL_EFFICIENCY_RUNS["cpu"]
+    assert [run.steps(n) for n in run.labels] == [60, 60, 63, 188]
+    assert run.config(300, 1e-3).warmup_steps == 6
+
+
+def test_the_smoke_benchmark_prints_the_table(mirror, tmp_path):
+    env = os.environ | {"FROMSCRATCH_MIRROR": str(mirror)}
+    plot = tmp_path / "curve.png"
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "label_efficiency.py"),
+            "--profile",
+            "smoke",
+            "--plot",
+            str(plot),
+            "--threads",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = done.stdout
+    cells = re.findall(r"^labels=(\d+) init=(\w+) seed=(\d) accuracy=(0\.\d{4})", out, re.M)
+    # N=16: 2 seeds, N=32: 1 seed, three starting points each
+    assert len(cells) == 9, out
+    assert {c[1] for c in cells} == {"random", "ours", "minilm"}
+    assert "unigram baseline" in out and "load average at end" in out
+    assert plot.stat().st_size > 1000
