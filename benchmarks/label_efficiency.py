@@ -5,7 +5,7 @@ reviews (balanced) and scores every run on the same balanced test reviews:
 
 - ``random``: our BERT (``prof.modern.bert``) from random weights;
 - ``ours``: the same BERT after chapter 10's masked-LM pretraining: the same ``train`` call and
-  checkpoint name as the chapter (``bert_checkpoint``), trained first if missing (``cpu``: ~14 min);
+  checkpoint name as the chapter (``bert_checkpoint``), trained first if missing (``cpu``: ~12 min);
 - ``minilm``: the real all-MiniLM-L6-v2 loaded into our ``BertEncoder``, WordPiece tokens.
 
 Held equal for all three: the training reviews of each (N, seed), the steps (1 epoch over the N
@@ -29,7 +29,7 @@ Cost (``cpu``, 2 threads; measured first, under the lock, load average 1.6-3.1 a
 one MiniLM fine-tuning step (16 reviews x 128 tokens) 0.8-1.4 s, one evaluation on the 2,000 test
 reviews 93 s at load 3 and 35 s at load 2; our BERT is ~10x cheaper. Hence 128 tokens and
 max(60, 1 epoch) steps at batch 16: ~860 MiniLM steps and 13 evaluations, about 25 min for MiniLM, a
-few minutes for our two, plus the pretraining (14 min, once): about an hour on two idle cores.
+few minutes for our two, plus the pretraining (12 min, once): about 45 minutes on two idle cores.
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ from fromscratch.metrics.unigram import unigram_mlm_loss
 from fromscratch.profiles import get_profile
 from fromscratch.recipes.bert_imdb import pretraining_batches
 from fromscratch.recipes.label_efficiency import (
+    CHAPTER_06,
     INITS,
     LABEL_EFFICIENCY_RUNS,
     accuracy,
@@ -60,13 +61,7 @@ from fromscratch.recipes.label_efficiency import (
     word_reviews,
     wordpiece_reviews,
 )
-
-# chapter 06's cpu reference (its 6.10): trained on 24,000 labels at 512 tokens, all 25,000 test reviews
-CHAPTER_06 = {
-    "ch. 06 bag of embeddings, 24,000 labels": 0.880,
-    "ch. 06 transformer, 24,000 labels": 0.872,
-}
-
+from fromscratch.viz.modern import label_efficiency_plot
 
 GOAL_LABELS = (100, 1_000)  # issue 23's goals are set at these N: run first
 
@@ -90,33 +85,6 @@ def parse() -> argparse.Namespace:
     if bad := [i for i in args.inits if i not in INITS]:
         parser.error(f"--inits: unknown {bad}; choose from {', '.join(INITS)}")
     return args
-
-
-def plot(results: dict[tuple[int, str], list[float]], inits: list[str], path: str, title: str) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    for init in inits:
-        ns = sorted(n for n, i in results if i == init)
-        means = [statistics.mean(results[n, init]) for n in ns]
-        lows = [min(results[n, init]) for n in ns]
-        highs = [max(results[n, init]) for n in ns]
-        ax.plot(ns, means, marker="o", label=init)
-        ax.fill_between(ns, lows, highs, alpha=0.2)
-    ax.set(xscale="log", xlabel="labelled training reviews N", ylabel="test accuracy", title=title)
-    ax.axhline(0.5, color="grey", lw=0.8, ls=":")
-    for (name, value), style in zip(CHAPTER_06.items(), ("--", "-."), strict=True):
-        ax.axhline(value, color="black", lw=0.8, ls=style, label=name)
-    ticks = sorted({n for n, _ in results})
-    ax.set_xticks(ticks, [f"{n:,}" for n in ticks])
-    ax.minorticks_off()
-    ax.legend(title="starting point", fontsize="small", loc="lower right")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    print(f"plot saved to {path}", flush=True)
 
 
 def stop(signum, frame) -> None:
@@ -171,7 +139,12 @@ def main() -> None:
 
     def one_run(init: str, n: int, seed: int, lr: float):
         encoder = fresh_encoder(
-            init, modern, seed=seed, pretrained=encoders.get("ours"), minilm=encoders.get("minilm")
+            init,
+            modern,
+            seed=seed,
+            dropout=run.dropout,
+            pretrained=encoders.get("ours"),
+            minilm=encoders.get("minilm"),
         )
         reviews = ready(init, pool.hold_out(n, seed=seed)[1])
         return finetune(encoder, reviews, run, lr, seed=seed, device=device)
@@ -229,7 +202,9 @@ def main() -> None:
         print(f"labels={n}: " + " | ".join(row))
     if args.plot:
         os.makedirs(os.path.dirname(os.path.abspath(args.plot)), exist_ok=True)
-        plot(results, args.inits, args.plot, f"IMDb, {len(test):,} test reviews ({args.profile} profile)")
+        title = f"IMDb, {len(test):,} test reviews ({args.profile} profile)"
+        label_efficiency_plot(results, lines=CHAPTER_06, title=title).savefig(args.plot, dpi=120)
+        print(f"plot saved to {args.plot}", flush=True)
     print(f"total {(time.perf_counter() - start) / 60:.1f} min; load average at end: {load()}", flush=True)
 
 

@@ -73,7 +73,7 @@ def kv_cache(run) -> None:
 
 
 def sparse_timing(run) -> None:
-    h, d = run.heads, run.emb // run.heads
+    h, d = run.model.heads, run.model.emb // run.model.heads
     print(
         f"\n== dense vs sparse attention, one sequence, h={h}, d={d}, forward only; "
         "fixed pattern, block ≈ √t =="

@@ -19,9 +19,10 @@ finished run returns at once, an interrupted one goes on).
 
 To try other settings, ``--minutes``, ``--lr``, ``--rnn-minutes``, ``--rnn-lr`` and
 ``--rnn-max-tokens`` override the profile's (their checkpoints get other names, which the chapter
-never loads), and ``--val`` scores on the validation split, so that choosing settings does not look
-at the test set. ``--fresh`` trains again over a finished checkpoint (to time it); ``--no-save``
-writes none.
+never loads), ``--val`` scores on the validation split, so that choosing settings does not look
+at the test set, and ``--greedy`` skips beam search. ``--fresh`` trains again over a finished
+checkpoint (to time it); ``--no-save`` writes none. Each model is also scored (greedy BLEU on the first
+``val_pairs`` validation pairs) every ``eval_every`` steps, as chapter 09 plots it against minutes.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from fromscratch.recipes.translation import (
     prepare,
     training_minutes,
     translation_checkpoint,
+    val_bleu,
 )
 from fromscratch.training import TrainConfig, train
 from fromscratch.training.losses import translation_loss
@@ -74,7 +76,9 @@ def run_one(job: Job, data: TranslationData, args, *, device) -> tuple[float, di
     print(f"\n## {title}: {count_parameters(model):,} parameters; {config}")
     loss = functools.partial(translation_loss, label_smoothing=run.label_smoothing)
     start = time.perf_counter()
-    history = train(model, TokenBatches(data.train, run.max_tokens, seed=0), loss, config, device=device)
+    scorer = val_bleu(data, run.val_pairs) if config.eval_every else None  # as the chapter evaluates
+    batches = TokenBatches(data.train, run.max_tokens, seed=0)
+    history = train(model, batches, loss, config, device=device, evaluate=scorer)
     took = time.perf_counter() - start
     minutes = took / 60 if path is None else training_minutes(config)  # a loaded run's own time too
     steps = len(history.series("loss")[1])
@@ -119,6 +123,9 @@ def main() -> None:
     parser.add_argument(
         "--val", action="store_true", help="score on the validation split (to choose settings)"
     )
+    parser.add_argument(
+        "--greedy", action="store_true", help="score greedy decoding only (faster, to choose settings)"
+    )
     parser.add_argument("--fresh", action="store_true", help="train again even over a finished checkpoint")
     parser.add_argument("--no-save", action="store_true", help="do not write checkpoints")
     args = parser.parse_args()
@@ -154,7 +161,8 @@ def main() -> None:
     if args.only_rnn:
         return
     train_config = overridden(run.train, minutes=args.minutes, lr=args.lr)
-    job = Job("transformer", "transformer", EncoderDecoder, run.model, train_config, run, (1, run.beam_size))
+    beams = (1,) if args.greedy else (1, run.beam_size)
+    job = Job("transformer", "transformer", EncoderDecoder, run.model, train_config, run, beams)
     minutes, scores = run_one(job, data, args, device=device)
     beam = max(scores, key=lambda k: scores[k].score)
     how = "greedy" if beam == 1 else f"beam {beam}"

@@ -85,12 +85,14 @@ def test_modern_runs_hold_bert_and_train_configs():
         assert isinstance(run.pretraining, TrainConfig) and isinstance(run.finetuning, TrainConfig)
         assert run.bert.vocab_size == run.vocab_words + len(WORD_SPECIALS) + 1  # [MASK] is the last id
         assert run.pretraining.steps and run.finetuning.epochs and run.pretrain_len <= run.bert.max_len
+        assert run.pretrain_len == run.bert.max_len  # pretrained at the length it is fine-tuned at
+        assert 0 < run.mask_rate < 1
     cpu = profiles.get_profile("cpu").modern  # the sizes 10.6's measured numbers were taken with
-    assert (cpu.bert.emb, cpu.bert.heads, cpu.bert.depth, cpu.bert.max_len) == (64, 4, 2, 512)
-    assert (cpu.pretraining.steps, cpu.pretraining.lr, cpu.finetuning.epochs, cpu.finetuning.lr) == (
-        1_800,
-        2e-3,
-        1,
+    assert (cpu.bert.emb, cpu.bert.heads, cpu.bert.depth, cpu.bert.max_len) == (64, 4, 2, 128)
+    assert (cpu.pretraining.steps, cpu.pretraining.lr, cpu.mask_rate, cpu.finetuning.lr) == (
+        12_000,
+        5e-3,
+        0.3,
         1e-3,
     )
 

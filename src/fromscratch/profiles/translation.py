@@ -30,6 +30,7 @@ class TranslationRun:
     max_tokens: int  # tokens per batch of every model, source and target together, padding included
     label_smoothing: float  # of the translation loss; Vaswani et al.: 0.1
     beam_size: int  # beam width for the final test BLEU
+    val_pairs: int  # validation pairs scored (greedy BLEU) every `eval_every` steps while training
 
 
 def _run(
@@ -59,31 +60,32 @@ TRANSLATION_RUNS = {
         train_pairs=2000,
         test_pairs=40,
         model=EncoderDecoderConfig(emb=32, heads=2, encoder_depth=1, decoder_depth=1, ff_mult=2, norm="pre"),
-        train=TrainConfig(steps=12, minutes=0.5, lr=2e-3, warmup_steps=5),
+        train=TrainConfig(steps=12, minutes=0.5, lr=2e-3, warmup_steps=5, eval_every=6),
         rnn=RNNSeq2SeqConfig(emb=32, hidden=32),
-        rnn_train=TrainConfig(steps=12, minutes=0.5, lr=3e-3, warmup_steps=3),
+        rnn_train=TrainConfig(steps=12, minutes=0.5, lr=3e-3, warmup_steps=3, eval_every=6),
         max_tokens=1500,
         label_smoothing=0.1,
         beam_size=2,
+        val_pairs=20,
     ),
-    # cpu: 2 cores; benchmarks/translation.py trains these and saves checkpoints the chapter loads.
-    # Measured on idle cores (`--rnn`): transformer 31.0 greedy / 32.8 beam-4 test BLEU after 15.0 min
-    # (1,298 steps); GRU bottleneck 12.0, GRU + Bahdanau 13.2 (greedy, 1.75 min each, so the chapter runs
-    # within 20 min). Other runs: transformer 13 min 29.4 / 31.2; ff_mult 4 29.7 / 30.9; ff_mult 4 with
-    # lr 2e-3 25.2 greedy; RNNs 1.5 min 11.5 / 9.6, 2 min 11.6 / 14.5, 2.5 min 11.9 / 15.8, about 4 min
-    # 15.5 / 19.4
+    # cpu: 2 cores; the three models train for the same 5 minutes each (the chapter then runs in ~20 min).
+    # Each peak lr is the best of three on validation BLEU (greedy, 1,014 pairs) after 1.5 min of training
+    # (benchmarks/translation.py --val --no-save, under the lock): GRU bottleneck 1e-3 8.1, 3e-3 9.5, 1e-2
+    # 9.3; GRU + Bahdanau 10.2, 14.1, 11.2; transformer 5e-4 3.0, 1e-3 5.2, 2e-3 6.1. The 15-minute runs
+    # of the previous profile (transformer lr 1e-3) are in benchmarks/README.md.
     "cpu": _run(
         vocab_size=8000,
         max_len=100,
         train_pairs=None,
         test_pairs=None,
         model=EncoderDecoderConfig(emb=256, heads=4, encoder_depth=3, decoder_depth=3, ff_mult=2, norm="pre"),
-        train=TrainConfig(minutes=15.0, lr=1e-3, warmup_steps=100),
+        train=TrainConfig(minutes=5.0, lr=2e-3, warmup_steps=100, eval_every=100),
         rnn=RNNSeq2SeqConfig(emb=256, hidden=256),
-        rnn_train=TrainConfig(minutes=1.75, lr=3e-3, warmup_steps=30),
+        rnn_train=TrainConfig(minutes=5.0, lr=3e-3, warmup_steps=30, eval_every=100),
         max_tokens=2500,
         label_smoothing=0.1,
         beam_size=4,
+        val_pairs=200,
     ),
     # gpu: untested until run on a GPU; Vaswani-base-like width, more layers and a longer run. 15 + 2 x 4 min
     # of training: the chapter in ~26 min on a T4 by benchmarks/gpu_plan.py (30 + 2 x 10 took ~56)
@@ -95,11 +97,12 @@ TRANSLATION_RUNS = {
         model=EncoderDecoderConfig(
             emb=512, heads=8, encoder_depth=6, decoder_depth=6, ff_mult=4, dropout=0.2, norm="pre"
         ),
-        train=TrainConfig(minutes=15.0, lr=5e-4, warmup_steps=1000),
+        train=TrainConfig(minutes=8.0, lr=5e-4, warmup_steps=1000, eval_every=1000),
         rnn=RNNSeq2SeqConfig(emb=256, hidden=512, dropout=0.2),
-        rnn_train=TrainConfig(minutes=4.0, lr=1e-3, warmup_steps=200),
+        rnn_train=TrainConfig(minutes=8.0, lr=1e-3, warmup_steps=200, eval_every=1000),
         max_tokens=8000,
         label_smoothing=0.1,
         beam_size=5,
+        val_pairs=500,
     ),
 }

@@ -73,6 +73,7 @@ def pretraining_batches(run, data: BertData, *, seed: int = 0) -> MaskedBatches:
         mask_id=data.mask_id,
         vocab_size=len(data.vocab),
         max_len=run.pretrain_len,
+        rate=run.mask_rate,
         seed=seed,
     )
 
@@ -89,6 +90,7 @@ def bert_checkpoint(run, stage: str, *, seed: int = 0) -> Path:
         "pretrain_len": run.pretrain_len,
         "pretrain_reviews": run.pretrain_reviews,
         "pretrain_batch": run.pretrain_batch,
+        "mask_rate": run.mask_rate,
         "train_reviews": run.train_reviews,
         "seed": seed,
     }

@@ -15,7 +15,6 @@ runs the whole table; :data:`LABEL_EFFICIENCY_RUNS` holds its sizes. Shape legen
 
 from __future__ import annotations
 
-import copy
 import math
 from dataclasses import dataclass, replace
 
@@ -33,6 +32,12 @@ from fromscratch.training.losses import classification_loss, masked_lm_loss
 from fromscratch.utils import evaluating
 
 INITS = ("random", "ours", "minilm")
+# chapter 06's cpu reference (its 6.10), for the curve's horizontal lines: trained on 24,000 labels at 512
+# tokens, scored on all 25,000 test reviews
+CHAPTER_06 = {
+    "ch. 06 bag of embeddings, 24,000 labels": 0.880,
+    "ch. 06 transformer, 24,000 labels": 0.872,
+}
 
 
 @dataclass(frozen=True)
@@ -46,6 +51,8 @@ class LabelEfficiencyRun:
     val_reviews: int  # balanced training reviews held out to pick each arm's lr (never trained on)
     lr_labels: int  # the N at which each arm's lr is picked (seed 0)
     lrs: tuple[tuple[str, tuple[float, ...]], ...]  # per starting point, the peak lrs tried
+    picked: tuple[tuple[str, float], ...]  # per starting point, the lr the benchmark picked from `lrs`
+    chapter_labels: tuple[int, ...]  # the N that chapter 10 fine-tunes itself (one seed, `picked` lrs)
     max_len: int  # tokens per review (its own tokenizer's), [CLS] included: head + tail
     batch: int  # reviews per fine-tuning step
     finetune: TrainConfig  # epochs over the N reviews (lr, warm-up and steps filled in per run)
@@ -68,6 +75,10 @@ class LabelEfficiencyRun:
     def grid(self, init: str) -> tuple[float, ...]:
         return dict(self.lrs)[init]
 
+    def lr(self, init: str) -> float:
+        """The peak lr of ``init`` that ``benchmarks/label_efficiency.py`` picked on the held-out reviews."""
+        return dict(self.picked)[init]
+
 
 def _run(**sizes) -> LabelEfficiencyRun:
     return LabelEfficiencyRun(
@@ -85,6 +96,8 @@ LABEL_EFFICIENCY_RUNS = {
         val_reviews=16,
         lr_labels=16,
         lrs=(("random", (1e-3,)), ("ours", (1e-3,)), ("minilm", (1e-4, 3e-4))),
+        picked=(("random", 1e-3), ("ours", 1e-3), ("minilm", 1e-4)),
+        chapter_labels=(16, 32),
         max_len=24,
         batch=8,
         epochs=1,
@@ -102,6 +115,8 @@ LABEL_EFFICIENCY_RUNS = {
         val_reviews=500,
         lr_labels=300,
         lrs=(("random", (3e-4, 1e-3, 3e-3)), ("ours", (3e-4, 1e-3, 3e-3)), ("minilm", (3e-5, 1e-4, 3e-4))),
+        picked=(("random", 1e-3), ("ours", 3e-3), ("minilm", 1e-4)),  # measured: the benchmark's lr pick
+        chapter_labels=(100, 1_000),
         max_len=128,
         batch=16,
         epochs=1,
@@ -110,6 +125,12 @@ LABEL_EFFICIENCY_RUNS = {
         dropout=0.1,
     ),
 }
+# gpu: the cpu table plus all the labels (24,500: 500 are held out to pick the lr), at the gpu profile's
+# fine-tuning length (its pretraining's); not run yet (no GPU was lent), so its lrs are the cpu ones
+# until the benchmark picks its own
+LABEL_EFFICIENCY_RUNS["gpu"] = replace(
+    LABEL_EFFICIENCY_RUNS["cpu"], labels=(100, 300, 1_000, 3_000, 24_500), max_len=256
+)
 
 
 # --- data ----------------------------------------------------------------------------------------
@@ -231,19 +252,29 @@ def accuracy(classifier: BertForClassification, reviews: Reviews, *, device="cpu
 
 
 def fresh_encoder(
-    init: str, modern, *, seed: int, pretrained: BertEncoder | None = None, minilm: BertEncoder | None = None
+    init: str,
+    modern,
+    *,
+    seed: int,
+    dropout: float,
+    pretrained: BertEncoder | None = None,
+    minilm: BertEncoder | None = None,
 ) -> BertEncoder:
-    """A new encoder to fine-tune: ``random`` (seeded), or a copy of the ``ours``/``minilm`` one."""
+    """A new encoder to fine-tune, with ``dropout``: ``random`` (seeded), or a copy of the ``ours``/``minilm``
+    one's weights (``ours`` may have pretrained without dropout)."""
     if init == "random":
         torch.manual_seed(seed)
-        return BertEncoder(modern.bert)
+        return BertEncoder(replace(modern.bert, dropout=dropout))
     source = {"ours": pretrained, "minilm": minilm}.get(init)
     if source is None:
         raise ValueError(f"init must be one of {', '.join(INITS)} (with its encoder passed), got {init!r}.")
-    return copy.deepcopy(source)
+    encoder = BertEncoder(replace(source.config, dropout=dropout))
+    encoder.load_state_dict(source.state_dict())
+    return encoder
 
 
 __all__ = [
+    "CHAPTER_06",
     "INITS",
     "LABEL_EFFICIENCY_RUNS",
     "LabelEfficiencyRun",

@@ -8,12 +8,14 @@ Chapter 09 trains its models itself, with ``train(model, batches, translation_lo
   of everything that shapes its weights, so the chapter's ``TrainConfig(checkpoint=..., resume=True)``
   finds what the benchmark trained (and a changed setting never reloads a stale file);
 - :func:`training_minutes`: how long a (possibly loaded) run spent in training steps;
-- :func:`evaluate`: translate the test set (greedy or beam search) and score it with sacreBLEU.
+- :func:`evaluate`: translate the test set (greedy or beam search) and score it with sacreBLEU;
+- :func:`val_bleu`: an ``evaluate`` for ``train``, so BLEU can be plotted against training minutes.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +81,16 @@ def evaluate(
     return bleu(hypotheses, [de for _, de in data.test]), hypotheses
 
 
+def val_bleu(data: TranslationData, pairs: int = 200) -> Callable[[nn.Module], dict[str, float]]:
+    """``train``'s ``evaluate``: greedy BLEU of the model on the first ``pairs`` **validation** pairs
+    (never the test set), as ``{"val_bleu": score}``. ``train`` calls it every ``eval_every`` steps and
+    records it with the training seconds spent so far (``history.series("val_bleu", x="seconds")``)."""
+    if pairs < 1:
+        raise ValueError(f"pairs must be at least 1, got {pairs}.")
+    val = replace(data, test=data.raw.val[:pairs], split="val")
+    return lambda model: {"val_bleu": evaluate(model, val)[0].score}
+
+
 __all__ = [
     "DATA_FIELDS",
     "TranslationData",
@@ -86,4 +98,5 @@ __all__ = [
     "prepare",
     "training_minutes",
     "translation_checkpoint",
+    "val_bleu",
 ]

@@ -1,8 +1,10 @@
-"""Chapter 10's figures: how tokenisers trade vocabulary for length, BPE pieces, sentence similarity."""
+"""Chapter 10's figures: how tokenisers trade vocabulary for length, BPE pieces, sentence similarity,
+and the label-efficiency curve (accuracy against the number of labels, per starting point)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import statistics
+from collections.abc import Mapping, Sequence
 
 import matplotlib.pyplot as plt
 import torch
@@ -10,7 +12,7 @@ import torch
 from fromscratch.viz.style import BOOK_WIDTH, HEATMAP_CMAP, PALETTE
 from fromscratch.viz.text import highlight_tokens
 
-__all__ = ["bpe_pieces", "similarity_heatmap", "tokeniser_tradeoff"]
+__all__ = ["bpe_pieces", "label_efficiency_plot", "similarity_heatmap", "tokeniser_tradeoff"]
 
 
 def tokeniser_tradeoff(rows: Sequence[tuple[str, int, float]], *, title: str | None = None):
@@ -64,3 +66,35 @@ def similarity_heatmap(embeddings: torch.Tensor, labels: Sequence[str], *, title
     ax.set_title(title)
     ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
     return ax
+
+
+def label_efficiency_plot(
+    results: Mapping[tuple[int, str], Sequence[float]],
+    *,
+    lines: Mapping[str, float] | None = None,
+    title: str = "what pretraining buys when labels are few",
+):
+    """Test accuracy against the number of labelled reviews N (log axis), one line per starting point.
+
+    results: ``{(N, init): [accuracy per seed]}``; each line is the mean over seeds, the band spans the
+    lowest to the highest seed. lines: reference accuracies drawn as horizontal lines (e.g. chapter 06's
+    models trained on all labels). The legend sits below the axes, clear of the lines. Returns the ``Figure``.
+    """
+    fig, ax = plt.subplots(figsize=(BOOK_WIDTH, 4.6), layout="constrained")
+    inits = list(dict.fromkeys(init for _, init in results))
+    for init, colour in zip(inits, PALETTE, strict=False):
+        ns = sorted(n for n, i in results if i == init)
+        means = [statistics.mean(results[n, init]) for n in ns]
+        ax.plot(ns, means, marker="o", color=colour, label=init)
+        if any(len(results[n, init]) > 1 for n in ns):
+            lows, highs = [min(results[n, init]) for n in ns], [max(results[n, init]) for n in ns]
+            ax.fill_between(ns, lows, highs, color=colour, alpha=0.2)
+    ax.axhline(0.5, color="grey", lw=0.8, ls=":", label="chance")
+    for (name, value), style in zip((lines or {}).items(), ("--", "-.", (0, (5, 1, 1, 1))), strict=False):
+        ax.axhline(value, color="black", lw=0.8, ls=style, label=name)
+    ticks = sorted({n for n, _ in results})
+    ax.set(xscale="log", xlabel="labelled training reviews N", ylabel="test accuracy", title=title)
+    ax.set_xticks(ticks, [f"{n:,}" for n in ticks])
+    ax.minorticks_off()
+    fig.legend(fontsize="small", loc="outside lower center", ncol=3)
+    return fig

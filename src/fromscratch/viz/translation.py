@@ -38,14 +38,30 @@ def bleu_by_length_plot(rows: dict[str, list[tuple[str, int, float]]], *, title:
     return ax
 
 
-def learning_curves_by_time(runs: dict[str, tuple[Any, float]], *, smooth: int = 20):
-    """Training loss against minutes of training, one line per model: ``{name: (history, minutes)}``.
+def learning_curves_by_time(
+    runs: dict[str, tuple[Any, float]],
+    *,
+    smooth: int = 20,
+    metric: str = "val_bleu",
+    metric_label: str = "validation BLEU (greedy)",
+):
+    """Training loss, and ``metric`` where recorded, against minutes of training, one line per model.
 
-    ``history``: what :func:`fromscratch.training.train` returned (its ``series("loss")`` is read);
-    ``minutes``: the run's time in training steps, spread evenly over its steps (steps of one run take
-    about equally long). Returns the ``Axes``.
+    runs: ``{name: (history, minutes)}``; ``history``: what :func:`fromscratch.training.train` returned
+    (its ``series("loss")`` is read, and ``series(metric, x="seconds")`` when it holds evaluations);
+    ``minutes``: the run's time in training steps, spread evenly over its steps for the loss (steps of
+    one run take about equally long). With evaluations, a second panel plots ``metric`` at the training
+    seconds each evaluation was taken. Returns the ``Figure``.
     """
-    fig, ax = plt.subplots(figsize=(BOOK_WIDTH * 0.75, 3.2), layout="constrained")
+    scored = any(history.series(metric)[0] for history, _ in runs.values())
+    fig, axes = plt.subplots(
+        1,
+        2 if scored else 1,
+        figsize=(BOOK_WIDTH, 3.2) if scored else (BOOK_WIDTH * 0.75, 3.2),
+        layout="constrained",
+        squeeze=False,
+    )
+    ax = axes[0, 0]
     for n, (name, (history, total)) in enumerate(runs.items()):
         steps, losses = history.series("loss")
         minutes = [total * step / max(steps) for step in steps]
@@ -59,7 +75,15 @@ def learning_curves_by_time(runs: dict[str, tuple[Any, float]], *, smooth: int =
         ax.plot(list(minutes)[k - 1 :], smoothed.tolist(), color=PALETTE[n % len(PALETTE)], label=name)
     ax.set(xlabel="minutes of training", ylabel="training loss (nats/token)", title="learning curves")
     ax.legend()
-    return ax
+    if scored:
+        ax = axes[0, 1]
+        for n, (name, (history, _)) in enumerate(runs.items()):
+            seconds, values = history.series(metric, x="seconds")
+            ax.plot(
+                [s / 60 for s in seconds], values, marker="o", color=PALETTE[n % len(PALETTE)], label=name
+            )
+        ax.set(xlabel="minutes of training", ylabel=metric_label, title=metric_label)
+    return fig
 
 
 def _first(layers, example: int) -> list[torch.Tensor]:
