@@ -69,7 +69,7 @@ def timing(run, device: torch.device) -> None:
 
 
 def task(run, device: torch.device) -> None:
-    configs = run.configs(vocab_size=run.task.vocab, max_len=run.task.length)
+    configs = run.task_configs()  # the four, plus the dilated CNN
     cnn = configs["cnn"]
     reach = conv_reach(cnn.depth, cnn.kernel)
     print(f"{run.task}\n{run.task_train}")

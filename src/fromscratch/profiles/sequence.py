@@ -52,6 +52,12 @@ class SequenceRun:
         )
         return budget_configs(transformer, rnn=rnn, cnn=cnn)
 
+    def task_configs(self) -> dict[str, SequenceClassifierConfig]:
+        """8.2's models for the match task: :meth:`configs` at the task's sizes, plus ``"dilated cnn"``,
+        the same CNN with block ``l``'s taps spaced ``2**l`` apart (the same weights, a longer reach)."""
+        configs = self.configs(vocab_size=self.task.vocab, max_len=self.task.length)
+        return {**configs, "dilated cnn": replace(configs["cnn"], dilated=True)}
+
 
 def _models(
     emb: int, heads: int, depth: int, rnn_depth: int, cnn_depth: int, kernel: int, words: int, max_len: int

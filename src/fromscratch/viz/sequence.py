@@ -23,9 +23,21 @@ from fromscratch.viz.style import BOOK_WIDTH, PALETTE
 
 __all__ = ["distance_plot", "reachability_maps", "step_time_plot", "time_curves"]
 
-NAMES = {"bag": "bag of embeddings", "rnn": "GRU", "cnn": "CNN", "transformer": "transformer"}
-COLOURS = {"bag": PALETTE[7], "rnn": PALETTE[0], "cnn": PALETTE[1], "transformer": PALETTE[2]}
-MARKERS = {"bag": "x", "rnn": "o", "cnn": "s", "transformer": "^"}
+NAMES = {
+    "bag": "bag of embeddings",
+    "rnn": "GRU",
+    "cnn": "CNN",
+    "dilated cnn": "CNN, dilated",
+    "transformer": "transformer",
+}
+COLOURS = {
+    "bag": PALETTE[7],
+    "rnn": PALETTE[0],
+    "cnn": PALETTE[1],
+    "dilated cnn": PALETTE[4],
+    "transformer": PALETTE[2],
+}
+MARKERS = {"bag": "x", "rnn": "o", "cnn": "s", "dilated cnn": "D", "transformer": "^"}
 
 
 def _style(name: str) -> dict:
@@ -57,11 +69,12 @@ def distance_plot(
     accuracy: Mapping[str, Sequence[float]],
     *,
     cnn_limit: float | None = None,
+    dilated_limit: float | None = None,
     title: str = "match task: is the token at 0 the same as the token at d?",
 ):
     """Test accuracy against the distance ``d`` between the two compared tokens, one line per model;
     chance (0.5) is dashed. ``cnn_limit``: the largest ``d`` the CNN can see at once, drawn as a
-    vertical line. Returns the figure."""
+    vertical line; ``dilated_limit`` the same for the dilated CNN. Returns the figure."""
     fig, ax = plt.subplots(figsize=(BOOK_WIDTH, 4.0), layout="constrained")
     for name, values in accuracy.items():
         ax.plot(distances, values, **_style(name))
@@ -69,6 +82,14 @@ def distance_plot(
     if cnn_limit is not None:
         ax.axvline(
             cnn_limit, color=COLOURS["cnn"], linestyle=":", linewidth=1.5, label="CNN's reach (pooled)"
+        )
+    if dilated_limit is not None:
+        ax.axvline(
+            dilated_limit,
+            color=COLOURS["dilated cnn"],
+            linestyle=":",
+            linewidth=1.5,
+            label="dilated CNN's reach (pooled)",
         )
     ax.set(xscale="log", xlabel="distance d", ylabel="test accuracy", ylim=(0.4, 1.02), title=title)
     ax.set_xticks(list(distances), [str(d) for d in distances])
