@@ -1,6 +1,6 @@
 """Benchmark: recurrence, convolution and self-attention measured side by side (chapter 08).
 
-Three measurements, with the sizes of a run profile's ``sequence`` entry (default ``cpu``):
+Four measurements, with the sizes of a run profile's ``sequence`` entry (default ``cpu``):
 
 1. ``timing``: the time of one training step (forward, backward, AdamW update) of a GRU, a CNN and a
    transformer with the same number of parameters, on a fixed batch of random tokens, at every
@@ -13,10 +13,15 @@ Three measurements, with the sizes of a run profile's ``sequence`` entry (defaul
    for the same minutes of training steps (``imdb_train``, a ``TrainConfig(minutes=...)``) on the
    same IMDb batches; a table (parameters, steps, seconds, validation and test accuracy) and each
    learning curve against seconds (the history records the training seconds at each evaluation).
+4. ``race`` (only when asked for): the same race at several budgets (``--budgets``, minutes), each
+   model at its best of several peak learning rates (``--lrs``), picked on the validation reviews;
+   only the picked run is scored on the test reviews. One line per run, then one table.
+   (``--lrs`` with ``--only task`` prints the match task's table once per learning rate.)
 
     python benchmarks/sequence_models.py                     # all three, cpu profile (about 8 minutes)
     python benchmarks/sequence_models.py --only timing       # the step-time table only
     python benchmarks/sequence_models.py --profile smoke     # seconds: a check that the script runs
+    python benchmarks/sequence_models.py --only race         # 45 s and 3 min, 3 lrs each (about 50 minutes)
 """
 
 from __future__ import annotations
@@ -68,7 +73,9 @@ def timing(run, device: torch.device) -> None:
         print("the transformer's step is faster than the GRU's at every length timed")
 
 
-def task(run, device: torch.device) -> None:
+def task(run, device: torch.device, lrs: list[float] | None = None, distances=None) -> None:
+    """Every model on the match task at each distance; one table per peak learning rate in ``lrs``
+    (default: the profile's one). No rate is picked: each table shows what that rate gives every model."""
     configs = run.task_configs()  # the four, plus the dilated CNN
     cnn = configs["cnn"]
     reach = conv_reach(cnn.depth, cnn.kernel)
@@ -77,23 +84,26 @@ def task(run, device: torch.device) -> None:
         f"CNN: {cnn.depth} blocks of kernel {cnn.kernel} see {reach} positions each way, so the "
         f"pooled CNN can compare tokens at most d = {2 * reach} apart"
     )
-    print(
-        f"\ntest accuracy on {run.task.test_size:,} sequences after {run.task_train.steps:,} steps "
-        "(0.5 is chance):"
-    )
-    print(f"{'d':>4} " + " ".join(f"{name:>12}" for name in configs))
-    for d in run.task_distances:
-        training, test = run.task.split(d)  # the same sequences and batches for every model
-        scores = []
-        for config in configs.values():
-            torch.manual_seed(0)
-            model = SequenceClassifier(config)
-            train(model, run.task.batches(training), classification_loss, run.task_train, device=device)
-            scores.append(task_accuracy(model, test, device=device))
-        print(f"{d:>4} " + " ".join(f"{score:>12.3f}" for score in scores))
+    for lr in lrs or [run.task_train.lr]:
+        config = replace(run.task_train, lr=lr, progress=False)
+        print(
+            f"\ntest accuracy on {run.task.test_size:,} sequences after {config.steps:,} steps at lr {lr:g} "
+            "(0.5 is chance):"
+        )
+        print(f"{'d':>4} " + " ".join(f"{name:>12}" for name in configs), flush=True)
+        for d in distances or run.task_distances:
+            training, test = run.task.split(d)  # the same sequences and batches for every model
+            scores = []
+            for model_config in configs.values():
+                torch.manual_seed(0)
+                model = SequenceClassifier(model_config)
+                train(model, run.task.batches(training), classification_loss, config, device=device)
+                scores.append(task_accuracy(model, test, device=device))
+            print(f"{d:>4} " + " ".join(f"{score:>12.3f}" for score in scores), flush=True)
 
 
-def imdb(run, device: torch.device, seed: int) -> None:
+def imdb_data(run, seed: int):
+    """Chapter 08's IMDb split: (training, validation, test reviews, vocabulary)."""
     start = time.perf_counter()
     train_set, test_set, vocab = load_imdb(
         run.imdb_vocab_words,
@@ -108,6 +118,11 @@ def imdb(run, device: torch.device, seed: int) -> None:
         f"reviews, vocabulary {len(vocab):,}, max_len {run.imdb_max_len}: "
         f"{time.perf_counter() - start:.1f} s"
     )
+    return train_set, valid_set, test_set, vocab
+
+
+def imdb(run, device: torch.device, seed: int) -> None:
+    train_set, valid_set, test_set, vocab = imdb_data(run, seed)
     configs = run.configs(vocab_size=len(vocab), max_len=run.imdb_max_len)
     for name, config in configs.items():
         print(f"  {name}: {config}")
@@ -148,6 +163,60 @@ def imdb(run, device: torch.device, seed: int) -> None:
         print(f"  {name:<12} {points}")
 
 
+def race(run, device: torch.device, seed: int, budgets: list[float], lrs: list[float]) -> None:
+    """The IMDb race at several budgets, each model at its best peak learning rate for that budget.
+
+    Every (budget, model, lr) trains from the same initial weights on the same batches; the lr is
+    picked on the validation reviews, and only the picked run is scored on the test reviews."""
+    train_set, valid_set, test_set, vocab = imdb_data(run, seed)
+    configs = run.configs(vocab_size=len(vocab), max_len=run.imdb_max_len)
+
+    def accuracy(model, reviews):
+        batches = ReviewBatches(reviews, 4 * run.imdb_batch, shuffle=False)
+        return predict_labels(model, batches, device=device).accuracy
+
+    summary = []
+    for minutes in budgets:
+        for name, model_config in configs.items():
+            best = None  # (validation accuracy, lr, steps, seconds, model)
+            for lr in lrs:
+                config = replace(run.imdb_train, minutes=minutes, lr=lr, eval_every=None, progress=False)
+                torch.manual_seed(0)
+                model = SequenceClassifier(model_config)
+                order = torch.Generator().manual_seed(seed)
+                batches = ReviewBatches(train_set, run.imdb_batch, generator=order)
+                try:
+                    history = train(
+                        model,
+                        batches,
+                        classification_loss,
+                        config,
+                        device=device,
+                        evaluate=lambda m: {"accuracy": accuracy(m, valid_set)},
+                    )
+                except FloatingPointError:  # this lr diverged: it cannot be the pick
+                    print(f"budget={60 * minutes:g}s model={name} lr={lr:g} diverged", flush=True)
+                    continue
+                steps, valid = history.series("loss")[0][-1], history.last("accuracy")
+                seconds = history.last("seconds")
+                print(
+                    f"budget={60 * minutes:g}s model={name} lr={lr:g} steps={steps} seconds={seconds:.1f} "
+                    f"valid={valid:.4f} load={os.getloadavg()[0]:.2f}",
+                    flush=True,
+                )
+                if best is None or valid > best[0]:
+                    best = (valid, lr, steps, seconds, model)
+            valid, lr, steps, seconds, model = best
+            summary.append((60 * minutes, name, lr, steps, seconds, valid, accuracy(model, test_set)))
+            print(f"budget={60 * minutes:g}s model={name} picked lr={lr:g} test={summary[-1][-1]:.4f}")
+    tried = ", ".join(f"{lr:g}" for lr in lrs)
+    print(f"\nIMDb at equal time, each model at its best of lr {tried} (picked on validation):")
+    header = ("budget", "model", "lr", "steps", "seconds", "valid acc", "test acc")
+    print("{:>7} {:<12} {:>7} {:>6} {:>8} {:>10} {:>9}".format(*header))
+    for budget, name, lr, steps, seconds, valid, test in summary:
+        print(f"{budget:>6g}s {name:<12} {lr:>7g} {steps:>6} {seconds:>8.1f} {valid:>10.2%} {test:>9.2%}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -156,8 +225,20 @@ def main() -> None:
         "--profile", default="cpu", help="run profile whose sequence sizes to use (default: cpu)"
     )
     parser.add_argument(
-        "--only", choices=("timing", "task", "imdb"), help="run one of the three measurements"
+        "--only",
+        choices=("timing", "task", "imdb", "race"),
+        help="run one measurement (the race runs only when asked)",
     )
+    parser.add_argument(
+        "--budgets", type=float, nargs="+", default=[0.75, 3.0], help="race: minutes of training per run"
+    )
+    parser.add_argument(
+        "--lrs",
+        type=float,
+        nargs="+",
+        help="race: peak learning rates to try (default 1e-3 3e-3 1e-2); task: one table per rate",
+    )
+    parser.add_argument("--distances", type=int, nargs="+", help="task: distances d (default: the profile's)")
     parser.add_argument("--threads", type=int, default=2, help="CPU threads (default 2)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
@@ -178,10 +259,13 @@ def main() -> None:
         timing(run, device)
     if args.only in (None, "task"):
         print("\n== the match task: accuracy against the distance d ==")
-        task(run, device)
+        task(run, device, args.lrs, args.distances)
     if args.only in (None, "imdb"):
         print("\n== IMDb: four models, one budget ==")
         imdb(run, device, args.seed)
+    if args.only == "race":
+        print("\n== IMDb: four models at several budgets, each at its best learning rate ==")
+        race(run, device, args.seed, args.budgets, args.lrs or [1e-3, 3e-3, 1e-2])
     print(f"\ntotal {time.perf_counter() - start:.0f} s, load average at the end {os.getloadavg()[0]:.2f}")
 
 
