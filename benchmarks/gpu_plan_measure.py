@@ -56,6 +56,13 @@ GPUS = [
         {"bf16": 312e12, "fp16": 312e12, "fp32": 19.5e12},
         {"bf16": 0.08, "fp16": 0.08, "fp32": 0.40},
     ),
+    Gpu(  # the card a lent GPU machine has (an H200 computes as one): where the plan meets a measurement
+        "H100",
+        (9, 0),
+        80e9,
+        {"bf16": 989e12, "fp16": 989e12, "fp32": 67e12},
+        {"bf16": 0.05, "fp16": 0.05, "fp32": 0.40},
+    ),
 ]
 T4 = GPUS[0]
 ATEN = torch.ops.aten

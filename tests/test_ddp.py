@@ -2,6 +2,8 @@
 
 The test launches this same file with ``python -m torch.distributed.run --nproc_per_node 2``; each
 rank runs :func:`worker` and saves what it computed, and the test compares that with one process.
+With ``--one-fake-gpu`` each rank instead believes CUDA has one GPU and runs chapter 12's demo
+(:func:`one_fake_gpu`): ``init`` must pick gloo on the CPU, never ``cuda:1``.
 """
 
 from __future__ import annotations
@@ -11,7 +13,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import torch
+import torch.distributed as dist
 import torch.nn.functional as F
 
 from fromscratch.models import Generator, GeneratorConfig
@@ -19,6 +23,8 @@ from fromscratch.training import TrainConfig, distributed, train
 
 CONFIG = GeneratorConfig(vocab_size=64, emb=32, heads=4, depth=2, context=16)
 STEPS, BATCH = 3, 8  # optimiser steps; sequences per step over both ranks
+SRC = str(Path(__file__).parents[1] / "src")  # the ranks import this checkout's package, then the rest
+PYTHONPATH = os.pathsep.join(filter(None, [SRC, os.environ.get("PYTHONPATH")]))
 
 
 def data() -> list[tuple[torch.Tensor, torch.Tensor]]:
@@ -66,7 +72,7 @@ def worker(out: Path) -> None:
 
 
 def test_two_processes_equal_one_process_on_the_combined_batch(tmp_path):
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(Path(__file__).parents[1] / "src")}
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": PYTHONPATH}
     command = [sys.executable, "-m", "torch.distributed.run", "--nnodes", "1", "--nproc_per_node", "2"]
     command += [
         "--master_addr",
@@ -104,6 +110,80 @@ def test_two_processes_equal_one_process_on_the_combined_batch(tmp_path):
         assert "built a different model than rank 0" in r["error"]
 
 
+def test_choose_backend_gives_no_rank_a_gpu_that_does_not_exist():
+    cpu = torch.device("cpu")
+    for local_rank in (0, 1):  # 2 processes on this node
+        assert distributed.choose_backend(local_rank, 2, gpus=0) == ("gloo", cpu)  # a laptop
+        assert distributed.choose_backend(local_rank, 2, gpus=1) == ("gloo", cpu)  # Colab's one GPU
+        assert distributed.choose_backend(local_rank, 2, gpus=2) == ("nccl", torch.device("cuda", local_rank))
+        assert distributed.choose_backend(local_rank, 2, gpus=8, asked="gloo") == ("gloo", cpu)
+    for gpus in (0, 1):
+        with pytest.raises(ValueError, match="nccl needs one GPU per process: 2 processes on this node"):
+            distributed.choose_backend(1, 2, gpus=gpus, asked="nccl")
+
+
+def fake_cuda(monkeypatch, gpus: int) -> list[torch.device]:
+    """CUDA with ``gpus`` devices as far as ``init`` can tell; the devices it sets come back in the list."""
+    chosen: list[torch.device] = []
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: gpus)
+    monkeypatch.setattr(torch.cuda, "set_device", chosen.append)
+    return chosen
+
+
+@pytest.mark.parametrize("gpus", [1, 2])
+def test_init_on_a_two_rank_job_uses_a_gpu_per_rank_or_none(monkeypatch, capsys, gpus):
+    """Faked CUDA, the variables torchrun sets, no process group: what init picks for ranks 0 and 1."""
+    set_devices = fake_cuda(monkeypatch, gpus)
+    groups: list[str] = []
+    monkeypatch.setattr(dist, "init_process_group", lambda backend, **kw: groups.append(backend))
+    monkeypatch.setattr(dist, "is_initialized", lambda: False)
+    env = {"WORLD_SIZE": "2", "LOCAL_WORLD_SIZE": "2", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "29500"}
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    devices = []
+    for r in (0, 1):
+        monkeypatch.setenv("RANK", str(r))
+        monkeypatch.setenv("LOCAL_RANK", str(r))
+        devices.append(distributed.init())
+    said = capsys.readouterr().out
+    if gpus == 1:  # Colab: gloo on the CPU, said once, and nccl refused with what to do
+        assert groups == ["gloo", "gloo"] and devices == [torch.device("cpu")] * 2 and set_devices == []
+        assert said.count("2 processes but 1 GPU(s) on this node") == 1 and "gloo on the CPU" in said
+        with pytest.raises(ValueError, match="start at most 1 per node"):
+            distributed.init("nccl")
+    else:  # one GPU each, as before
+        assert groups == ["nccl", "nccl"] and said == ""
+        assert set_devices == devices == [torch.device("cuda", 0), torch.device("cuda", 1)]
+
+
+def test_the_demo_runs_in_two_processes_on_a_machine_with_one_gpu(monkeypatch):
+    """Chapter 12's cell on Colab: `launch` 2 ranks that see one (fake) GPU; gloo on the CPU, no crash."""
+    monkeypatch.setenv("PYTHONPATH", PYTHONPATH)
+    out = distributed.launch([__file__, "--one-fake-gpu"], processes=2, timeout_s=300)
+    assert "rank 0: gloo cpu" in out and "rank 1: gloo cpu" in out, out
+    assert out.count("2 processes but 1 GPU(s) on this node") == 1, out
+    assert "all ranks hold the same gradients: True" in out, out
+
+
+def one_fake_gpu() -> None:
+    """One rank whose `distributed` sees CUDA with one GPU (not to be used): init, then chapter 12's demo."""
+    from fromscratch.recipes.ddp import demo
+
+    def seen_by_init(fake, real):  # the rest of torch (AdamW checks CUDA graphs) sees the real CUDA
+        return lambda: fake if sys._getframe(1).f_globals["__name__"] == distributed.__name__ else real()
+
+    def no_such_gpu(device):
+        raise RuntimeError(f"CUDA error: invalid device ordinal ({device}; the fake has no GPU at all)")
+
+    torch.cuda.is_available = seen_by_init(True, torch.cuda.is_available)
+    torch.cuda.device_count = seen_by_init(1, torch.cuda.device_count)
+    torch.cuda.set_device = no_such_gpu
+    device = distributed.init()
+    print(f"rank {distributed.rank()}: {dist.get_backend()} {device}", flush=True)
+    demo(emb=16, depth=1, context=8, batch=4, steps=1)
+
+
 def test_shard_deals_batches_round_robin():
     assert list(distributed.shard(range(7), rank=1, world=3)()) == [1, 4]
     assert list(distributed.shard(lambda: iter("abcd"), rank=0, world=2)()) == ["a", "c"]
@@ -111,4 +191,4 @@ def test_shard_deals_batches_round_robin():
 
 
 if __name__ == "__main__":  # a rank started by torchrun
-    worker(Path(sys.argv[1]))
+    one_fake_gpu() if sys.argv[1] == "--one-fake-gpu" else worker(Path(sys.argv[1]))

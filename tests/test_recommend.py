@@ -111,6 +111,17 @@ def test_global_mean_has_nothing_to_learn():
     torch.testing.assert_close(rec.predict_ratings(constant, ratings), torch.tensor([3.0, 3.0]))
 
 
+def test_biases_only_never_looks_up_its_zero_width_tables():
+    """On CUDA the backward of a zero-width embedding reads memory it does not have (pytorch#189668;
+    chapter 01's biases-only model crashed the GPU check with an illegal memory access)."""
+    model = rec.MatrixFactorization(4, 5, 0, global_mean=3.0)
+    user, item, rating = torch.tensor([0, 3]), torch.tensor([4, 1]), torch.tensor([4.0, 2.0])
+    rec.rating_loss(model, (user, item, rating), l2=0.1).backward()
+    assert model.user_vectors.weight.grad is None and model.item_vectors.weight.grad is None
+    assert model.user_bias.weight.grad is not None
+    torch.testing.assert_close(model(user, item), torch.tensor([3.0, 3.0]))
+
+
 def test_recommend_by_id_and_taste_vector():
     model = hand_model()
     items, scores = rec.recommend(model, 0, k=2)

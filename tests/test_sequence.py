@@ -78,6 +78,27 @@ def test_rnn_gives_zeros_for_an_all_padding_sequence():
     assert torch.isfinite(model(tokens, padding_mask=mask)).all()
 
 
+def test_rnn_takes_a_16_bit_recurrence_as_cuda_autocast_runs_it():
+    """On a GPU, autocast runs the GRU in fp16 while the zero states are fp32 (found by the GPU check)."""
+    torch.manual_seed(0)
+    rnn = RecurrentEncoder(vocab_size=20, emb=8, max_len=10)
+    tokens = torch.randint(1, 20, (3, 10))
+    keep = padding_mask(torch.tensor([10, 6, 3]), 10)
+    expected = rnn(tokens, padding_mask=keep)
+
+    class HalfGRU(torch.nn.Module):  # what CUDA autocast does to nn.GRU: a 16-bit output
+        def __init__(self, gru: torch.nn.Module) -> None:
+            super().__init__()
+            self.gru = gru
+
+        def forward(self, packed):
+            out, h = self.gru(packed)
+            return out._replace(data=out.data.half()), h
+
+    rnn.rnn = HalfGRU(rnn.rnn)
+    assert_close(rnn(tokens, padding_mask=keep), expected, atol=1e-2, rtol=1e-2)
+
+
 def test_rnn_refuses_left_padding():
     mask = torch.tensor([[False, True, True]])
     with pytest.raises(ValueError, match="right padding"):

@@ -132,7 +132,8 @@ class RecurrentEncoder(nn.Module):
             out, _ = pad_packed_sequence(
                 out, batch_first=True, total_length=t
             )  # (b', t, width), zero at padding
-            states = states.index_copy(0, rows, out)  # (b, t, width)
+            # on a GPU, autocast runs the recurrence in 16 bits while `states` is fp32
+            states = states.index_copy(0, rows, out.to(states.dtype))  # (b, t, width)
         return self.to_output(states) * keep[..., None]  # (b, t, e), zero at padding
 
 

@@ -66,15 +66,19 @@ class MatrixFactorization(nn.Module):
 
     def forward(self, user: torch.Tensor, item: torch.Tensor) -> torch.Tensor:
         """user, item: (b,) int64 indices -> predicted ratings (b,)."""
-        p, q = self.user_vectors(user), self.item_vectors(item)  # (b, f) each
-        dot = (p * q).sum(dim=-1)  # (b,)
+        dot = torch.zeros_like(self.global_mean)  # biases only: no vectors to multiply
+        if self.factors:  # (a zero-width table is never looked up: its CUDA backward reads memory it lacks)
+            p, q = self.user_vectors(user), self.item_vectors(item)  # (b, f) each
+            dot = (p * q).sum(dim=-1)  # (b,)
         return self.global_mean + self.user_bias(user).squeeze(-1) + self.item_bias(item).squeeze(-1) + dot
 
     def penalty(self, user: torch.Tensor, item: torch.Tensor) -> torch.Tensor:
         """Mean over the batch of $|p_u|^2 + |q_i|^2 + b_u^2 + b_i^2$: a scalar."""
-        parts = [self.user_vectors(user), self.item_vectors(item)]  # (b, f) each
+        parts = [self.user_vectors(user), self.item_vectors(item)] if self.factors else []  # (b, f) each
         if self.biases:
             parts += [self.user_bias(user), self.item_bias(item)]  # (b, 1) each
+        if not parts:  # the global mean alone: nothing to penalise
+            return torch.zeros_like(self.global_mean)
         return torch.cat(parts, dim=-1).pow(2).sum(dim=-1).mean()
 
 

@@ -246,6 +246,7 @@ def input_gradients(model: TransformerXL, tokens: Tensor, *, stop_gradient: bool
     (training's rule) it is zero before the last segment, with False it shows how far the memory
     actually reaches back (about ``depth × M`` positions).
     """
+    tokens = tokens.to(model.token_embedding.weight.device)  # the model's device, as a chapter leaves it
     x = model.token_embedding(tokens).detach().requires_grad_(True)  # (1, n·L, e)
     memory, hidden = None, None
     for part in x.split(model.config.segment, dim=1):

@@ -1,8 +1,10 @@
-"""Chapter 12's data-parallel demonstration, run under ``torchrun`` (two CPU processes in the chapter).
+"""Chapter 12's data-parallel demonstration, run under ``torchrun`` (two processes in the chapter).
 
 ``torchrun --nproc_per_node 2 -m fromscratch.recipes.ddp [emb depth context batch steps]``
 (or ``fromscratch.training.distributed.launch(["-m", "fromscratch.recipes.ddp", ...])``): DDP's
 all-reduced gradients equal one process's on the whole batch, then the course's ``train`` runs data-parallel.
+Everything runs on the device :func:`~fromscratch.training.distributed.init` returns: one GPU per process
+(nccl) where the machine has enough, else the CPU (gloo), e.g. on a laptop or on Colab's one GPU.
 """
 
 from __future__ import annotations
@@ -27,11 +29,10 @@ def demo(emb: int = 32, depth: int = 2, context: int = 32, batch: int = 8, steps
     """
     device = distributed.init()
     world, me = distributed.world_size(), distributed.rank()
-    tokens = torch.randint(
-        0, 256, (batch, context + 1), generator=torch.Generator().manual_seed(0)
-    )  # (b, t + 1)
+    tokens = torch.randint(0, 256, (batch, context + 1), generator=torch.Generator().manual_seed(0))
+    tokens = tokens.to(device)  # (b, t + 1)
     torch.manual_seed(0)
-    model = Generator(vocab_size=256, emb=emb, heads=4, depth=depth, context=context)
+    model = Generator(vocab_size=256, emb=emb, heads=4, depth=depth, context=context).to(device)
     net = distributed.wrap(model, device)  # keep it: its hooks all-reduce the gradients during backward()
     next_token_loss(net, tokens[me::world]).backward()  # gradients averaged over the ranks
     grads = torch.cat([p.grad.flatten() for p in model.parameters()])
@@ -39,7 +40,7 @@ def demo(emb: int = 32, depth: int = 2, context: int = 32, batch: int = 8, steps
     dist.all_gather(everyone, grads)
     if me == 0:
         torch.manual_seed(0)
-        alone = Generator(vocab_size=256, emb=emb, heads=4, depth=depth, context=context)
+        alone = Generator(vocab_size=256, emb=emb, heads=4, depth=depth, context=context).to(device)
         next_token_loss(alone, tokens).backward()
         reference = torch.cat([p.grad.flatten() for p in alone.parameters()])
         same = all(torch.equal(g, everyone[0]) for g in everyone)
@@ -51,9 +52,9 @@ def demo(emb: int = 32, depth: int = 2, context: int = 32, batch: int = 8, steps
         )
     g = torch.Generator().manual_seed(1 + me)  # each rank its own data
     data = [torch.randint(0, 256, (batch // world, context + 1), generator=g) for _ in range(steps + 1)]
-    train(model, data[:1], next_token_loss, TrainConfig(steps=1, progress=False))  # warm-up
+    train(model, data[:1], next_token_loss, TrainConfig(steps=1, progress=False), device=device)  # warm-up
     start = time.perf_counter()
-    train(model, data[1:], next_token_loss, TrainConfig(steps=steps, progress=False))
+    train(model, data[1:], next_token_loss, TrainConfig(steps=steps, progress=False), device=device)
     if me == 0:
         print(f"{(time.perf_counter() - start) / steps * 1e3:.0f} ms per step of {batch} sequences")
     distributed.finish()

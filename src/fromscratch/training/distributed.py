@@ -3,7 +3,7 @@
 ``torchrun --nproc_per_node N script.py`` starts ``N`` copies of a script and gives each its
 ``RANK``, ``LOCAL_RANK``, ``WORLD_SIZE`` and a rendezvous address. In the script::
 
-    device = fromscratch.training.distributed.init()          # gloo on CPU, nccl on GPUs; one GPU per process
+    device = fromscratch.training.distributed.init()          # nccl, one GPU per process; else gloo on CPU
     history = train(model, shard(batches), loss_fn, config, device=device)
     fromscratch.training.distributed.finish()
 
@@ -62,11 +62,34 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def choose_backend(
+    local_rank: int, local_world: int, gpus: int, asked: str | None = None
+) -> tuple[str, torch.device]:
+    """The backend and this rank's device, for ``local_world`` processes on a node with ``gpus`` GPUs.
+
+    nccl gives each process its own GPU (number ``local_rank``), so None picks it only when there is
+    one GPU per process on this node; otherwise gloo on the CPU (e.g. 2 processes on Colab's one GPU,
+    where ``cuda:1`` does not exist). Asking for nccl without enough GPUs raises a ValueError.
+    """
+    enough = 0 < local_world <= gpus
+    backend = asked if asked is not None else "nccl" if enough else "gloo"
+    if backend != "nccl":
+        return backend, torch.device("cpu")
+    if not enough:
+        fewer = f"start at most {gpus} per node (torchrun --nproc_per_node {gpus}), or " if gpus else ""
+        raise ValueError(
+            f"nccl needs one GPU per process: {local_world} processes on this node, {gpus} GPU(s). "
+            f"To fix, {fewer}use gloo on the CPU: init('gloo'), or init(), which picks it when GPUs are few."
+        )
+    return backend, torch.device("cuda", local_rank)
+
+
 def init(backend: str | None = None, timeout_s: float = 120.0) -> torch.device:
     """Join the process group ``torchrun`` set up (its environment variables) and return this rank's device.
 
-    backend: "gloo" (CPU) or "nccl" (CUDA); None picks nccl when CUDA is available. With nccl each
-    process takes the GPU numbered ``LOCAL_RANK``.
+    backend: "gloo" (CPU) or "nccl" (CUDA, the GPU numbered ``LOCAL_RANK``); None picks nccl when this
+    node has a GPU for each of its processes, else gloo on the CPU (:func:`choose_backend`), and says
+    so on rank 0 when GPUs are there but too few. Use the returned device for the model and ``train``.
     """
     missing = [v for v in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT") if v not in os.environ]
     if missing:
@@ -74,15 +97,16 @@ def init(backend: str | None = None, timeout_s: float = 120.0) -> torch.device:
             f"Not started by torchrun: {', '.join(missing)} not set. Launch with "
             f"`torchrun --nproc_per_node 2 script.py` (or set them yourself)."
         )
-    if backend is None:
-        backend = "nccl" if torch.cuda.is_available() else "gloo"
-    if backend == "nccl":
-        device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", 0)))
+    local_world = int(os.environ.get("LOCAL_WORLD_SIZE", os.environ["WORLD_SIZE"]))
+    gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    chosen, device = choose_backend(int(os.environ.get("LOCAL_RANK", 0)), local_world, gpus, backend)
+    if device.type == "cuda":
         torch.cuda.set_device(device)
-    else:
-        device = torch.device("cpu")
     if not dist.is_initialized():
-        dist.init_process_group(backend, timeout=timedelta(seconds=timeout_s))
+        if backend is None and chosen == "gloo" and gpus > 0 and int(os.environ["RANK"]) == 0:
+            why = f"{local_world} processes but {gpus} GPU(s) on this node (nccl needs one GPU per process)"
+            print(f"distributed.init: {why}, so gloo on the CPU", flush=True)
+        dist.init_process_group(chosen, timeout=timedelta(seconds=timeout_s))
     return device
 
 
@@ -138,7 +162,7 @@ def check_same_model(model: nn.Module) -> None:
 
 
 def wrap(model: nn.Module, device: torch.device) -> nn.Module:
-    """``model`` wrapped in ``DistributedDataParallel`` (which starts from rank 0's weights)."""
+    """``model`` (already on ``device``) in ``DistributedDataParallel``, starting from rank 0's weights."""
     from torch.nn.parallel import DistributedDataParallel
 
     ids = [device.index] if device.type == "cuda" and device.index is not None else None
@@ -190,6 +214,7 @@ def launch(args: list[str], *, processes: int = 2, timeout_s: float = 900.0) -> 
 __all__ = [
     "barrier",
     "check_same_model",
+    "choose_backend",
     "describe_model",
     "finish",
     "free_port",
