@@ -8,7 +8,7 @@ Two steps:
 
 For every training run of the GPU plan (``gpu_plan_runs.py``, ``gpu_plan_later.py``) it rebuilds the
 model at its ``gpu`` size with the pack's real batch (see ``gpu_check_pack.py``) and trains it through
-``train`` for a few dozen steps (see ``gpu_check_measure.py``), in the precision "auto" picks on this card
+``train`` for 3-40 steps (see ``gpu_check_measure.py``), in the precision "auto" picks on this card
 and in fp16 with a loss scaler, as on a T4. It prints per run the precision, ms per step, the peak memory
 beside the plan's estimate, the FLOPs, bytes and kernels of a step, and the run's minutes at that rate;
 then each heavy cell that is not training (``gpu_check_cells.py``) once, with its time at ``gpu`` size;
