@@ -106,7 +106,9 @@ def fit(rows: list[dict[str, Any]], rates: dict[str, float], bandwidth: float) -
     }
 
 
-def model_ms(r: dict[str, Any], k: dict[str, float], rates: dict[str, float], bandwidth: float, name: str) -> float:
+def model_ms(
+    r: dict[str, Any], k: dict[str, float], rates: dict[str, float], bandwidth: float, name: str
+) -> float:
     """The second model's ms per step for row ``r`` on a card (``rates`` by precision ``name``)."""
     host = r["ops"] * k["host_us"] / 1000
     device = r["ops"] * k["kernels_per_op"] * k["kernel_us"] / 1000
@@ -130,7 +132,9 @@ def peak(r: dict[str, Any], memory: dict[str, float]) -> str:
     """The peak in the T4's precision (fp16, or the run's fp32) against the plan's estimate."""
     measured = r["precisions"].get("fp16", r)["peak_mib"] if "fp16" in r["precisions"] else r["peak_mib"]
     planned = memory.get(f"{r['chapter']} {r['run']}")
-    return f"{measured:,.0f} / {planned:,.0f} ({measured / planned:.2f})" if planned else f"{measured:,.0f} / -"
+    return (
+        f"{measured:,.0f} / {planned:,.0f} ({measured / planned:.2f})" if planned else f"{measured:,.0f} / -"
+    )
 
 
 def ratio(measured: float, estimated: float) -> str:
@@ -156,7 +160,8 @@ def table(rows: list[dict[str, Any]], memory: dict[str, float]) -> tuple[list[st
         t4_plan, t4_model = plan_ms(r, T4, t4), model_ms(r, k, T4_RATES, T4_BANDWIDTH, t4)
         lines.append(
             f"| {r['chapter']} {r['run']} | {name} | {r['ops']:,} | {r['flops'] / 1e9:,.1f} "
-            f"| {r['bytes'] / 1e9:.1f} | {plan:.1f} | {r['ms_per_step']:.1f} | {ratio(r['ms_per_step'], plan)} "
+            f"| {r['bytes'] / 1e9:.1f} | {plan:.1f} | {r['ms_per_step']:.1f} "
+            f"| {ratio(r['ms_per_step'], plan)} "
             f"| {model:.1f} | {r['ms_per_step'] / model:.2f} | {minutes(r, t4_plan, False)} | {t4_model:.0f} "
             f"| {minutes(r, t4_model)} | {peak(r, memory)} |"
         )
@@ -166,7 +171,9 @@ def table(rows: list[dict[str, Any]], memory: dict[str, float]) -> tuple[list[st
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("json", nargs="+", help="the JSON gpu_check.py wrote (one or more)")
     parser.add_argument("--write", help="a Markdown page whose gpu-check block is replaced by the table")
     args = parser.parse_args()

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import html
+import inspect
 import textwrap
 from collections.abc import Sequence
 
@@ -22,6 +23,8 @@ import torch
 from fromscratch.viz.style import BOOK_WIDTH, HEATMAP_CMAP, PALETTE
 
 __all__ = [
+    "Prose",
+    "prose",
     "Table",
     "show_text",
     "table",
@@ -33,6 +36,31 @@ __all__ = [
 WIDTH = 88  # characters: the book's text column, for text shown instead of HTML
 
 POSITIVE, NEGATIVE, NEUTRAL = PALETTE[2], PALETTE[3], PALETTE[0]  # green, orange-red, blue
+
+
+# --- prose from the run -----------------------------------------------------------------------------
+class Prose:
+    """A paragraph of Markdown that Jupyter (and the built book) renders as text, ``print`` as plain text.
+
+    The course's way of stating a number a chapter measured: the sentence is made from the values the
+    run computed, so the book, a learner's Colab notebook and the figure above it always agree, whatever
+    the machine or the profile. Static Markdown keeps only numbers with their source named.
+    """
+
+    def __init__(self, text: str):
+        self.text = inspect.cleandoc(text)  # the indentation of a triple-quoted f-string goes
+
+    def __repr__(self) -> str:
+        return self.text
+
+    def _repr_markdown_(self) -> str:
+        return self.text
+
+
+def prose(text: str) -> Prose:
+    """``viz.prose(f"The transformer reaches **{accuracy:.1%}**, the bag {bag:.1%}.")``, last in a cell
+    (tagged ``remove-input`` so the book shows the sentence, not the code that made it)."""
+    return Prose(text)
 
 
 # --- tables ----------------------------------------------------------------------------------------
