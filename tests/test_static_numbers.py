@@ -33,6 +33,6 @@ def test_no_chapter_gains_a_number_typed_by_hand(chapter):
     assert len(found) <= CEILING[chapter], (
         f"{path.name} states {len(found)} numbers without a source (ceiling {CEILING[chapter]}): make them "
         f"from the run (a code cell ending in viz.prose(f'...'), tagged remove-input) or name the source "
-        f"in the paragraph ({{cite}}, a link, the benchmarks/ script). `python tools/static_numbers.py --list "
-        f"{path}` lists them; the first ones:\n{context}"
+        f"in the paragraph ({{cite}}, a link, the benchmarks/ script). "
+        f"`python tools/static_numbers.py --list {path}` lists them; the first ones:\n{context}"
     )
