@@ -152,3 +152,123 @@ def test_auto_trains_on_a_real_cuda_gpu():
     model = make_model()
     history = train(model, make_problem(), mse, TrainConfig(steps=20, lr=1e-2, progress=False), device="cuda")
     assert history.series("loss")[1][-1] < history.series("loss")[1][0]
+
+
+def failing(steps_with_inf_loss=(), steps_with_nan_gradients=(), seen=None):
+    """mse, with an inf loss (finite gradients) or NaN gradients (a finite loss) on the given calls; ``seen``
+    gets a copy of the weights at each call."""
+    calls = 0
+
+    def loss_fn(model, batch):
+        nonlocal calls
+        calls += 1
+        if seen is not None:
+            seen[calls] = [p.detach().clone() for p in model.parameters()]
+        loss = mse(model, batch)
+        if calls in steps_with_nan_gradients:  # sqrt(0) = 0, but its slope is inf, times 0: NaN
+            loss = loss + torch.sqrt((model[0].weight * 0).sum())
+        if calls in steps_with_inf_loss:  # an inf that no weight changes: the gradients stay finite
+            loss = loss + float("inf")
+        return loss
+
+    return loss_fn
+
+
+def unchanged(before, after):
+    return all(torch.equal(a, b) for a, b in zip(before, after, strict=True))
+
+
+@pytest.mark.filterwarnings("ignore::fromscratch.training.precision.PrecisionWarning")
+def test_fp16_skips_a_step_with_an_inf_loss_and_counts_it(tmp_path):
+    seen, file = {}, tmp_path / "fp16.pt"
+    loss_fn = failing(steps_with_inf_loss=(3, 4, 5), steps_with_nan_gradients=(10, 11), seen=seen)
+    config = TrainConfig(steps=40, lr=1e-2, precision="fp16", checkpoint=file, progress=False)
+    history = train(make_model(), make_problem(), loss_fn, config)
+    assert unchanged(seen[3], seen[6])  # steps 3-5: no optimiser step, though the gradients were finite
+    assert unchanged(seen[10], seen[12])  # steps 10-11: the scaler skipped them itself
+    assert history.skipped["loss"] == 3 and history.skipped["gradients"] >= 2
+    assert history.series("loss")[1][2:5] == [float("inf")] * 3  # the rows say what happened
+    losses = history.series("loss")[1]
+    assert sum(losses[-4:]) < 0.6 * sum(losses[5:9])  # the run still learned: the last pass, the second
+    saved = torch.load(file, weights_only=False)
+    assert saved["scaler"]["scale"] == 2.0**16 * 0.5 ** sum(history.skipped.values())  # halved at each skip
+    assert saved["skipped"] == {**history.skipped, "in_a_row": 0}
+
+
+@pytest.mark.filterwarnings("ignore::fromscratch.training.precision.PrecisionWarning")
+def test_fp16_gives_up_after_20_inf_losses_in_a_row():
+    config = TrainConfig(steps=60, precision="fp16", progress=False)
+    every_other_19 = [s for s in range(1, 61) if s % 20 != 0]  # 19 in a row, then one finite, ...
+    history = train(make_model(), make_problem(), failing(every_other_19), config)
+    assert history.skipped["loss"] == 57
+    with pytest.raises(FloatingPointError, match=r"at step 24 \(20 in a row under fp16, each step skipped\)"):
+        train(make_model(), make_problem(), failing(range(5, 61)), config)
+
+
+@pytest.mark.parametrize("name", ["fp32", "bf16"])
+def test_without_a_scaler_an_inf_loss_ends_the_run_at_once(name, with_bf16):
+    config = TrainConfig(steps=10, precision=name, warmup_steps=2, progress=False)
+    with pytest.raises(FloatingPointError, match=r"became inf at step 3; lower .* \(now 2 steps\)\.$"):
+        train(make_model(), make_problem(), failing((3,)), config)
+
+
+@pytest.mark.filterwarnings("ignore::fromscratch.training.precision.PrecisionWarning")
+def test_an_interrupted_fp16_run_with_skipped_steps_resumes_exactly(tmp_path):
+    config = dict(steps=16, lr=1e-2, precision="fp16", checkpoint_every=4, progress=False)
+    reference = train(make_model(), make_problem(), failing((3, 9)), TrainConfig(**config))
+
+    def crashing(model, batch):
+        if crashing.calls == 10:  # in step 11, after the checkpoint at step 8
+            raise KeyboardInterrupt
+        crashing.calls += 1
+        return inner(model, batch)
+
+    inner, crashing.calls, ckpt = failing((3, 9)), 0, tmp_path / "run.pt"
+    with pytest.raises(KeyboardInterrupt):
+        train(make_model(), make_problem(), crashing, TrainConfig(**config, checkpoint=ckpt))
+    inner = failing([s - 8 for s in (3, 9)])  # a fresh process: its calls count from the resumed step
+    resumed = train(make_model(), make_problem(), inner, TrainConfig(**config, checkpoint=ckpt, resume=True))
+    assert resumed.rows == reference.rows and resumed.skipped == reference.skipped
+
+
+@pytest.mark.filterwarnings("ignore::fromscratch.training.precision.PrecisionWarning")
+@pytest.mark.parametrize(("before", "after"), [("fp32", "fp16"), ("bf16", "fp16"), ("fp16", "fp32")])
+def test_a_run_resumes_in_another_precision(tmp_path, with_bf16, before, after):
+    """A checkpoint from an A100 or L4 (bf16, no scaler: an empty scaler state) resumed on a T4 (fp16),
+    and the reverse: the scaler's state is loaded only where there is one to load into."""
+    file = tmp_path / "run.pt"
+    config = TrainConfig(steps=4, precision=before, checkpoint=file, progress=False)
+    first = train(make_model(), make_problem(), mse, config)
+    config = TrainConfig(steps=8, precision=after, checkpoint=file, resume=True, progress=False)
+    history = train(make_model(), make_problem(), mse, config)
+    assert history.rows[:4] == first.rows and len(history.series("loss")[0]) == 8
+    scaler = torch.load(file, weights_only=False)["scaler"]
+    assert (scaler["scale"] > 1) if after == "fp16" else scaler == {}
+
+
+@pytest.mark.filterwarnings("ignore::fromscratch.training.precision.PrecisionWarning")
+def test_the_progress_bar_shows_the_skipped_steps(monkeypatch):
+    import fromscratch.training.loop as loop
+
+    shown = []
+
+    class Bar:  # records what tqdm would show
+        def __init__(self, total, **_):
+            self.n, self.total = 0, total
+
+        def set_postfix(self, postfix, refresh=True):
+            shown.append(dict(postfix))
+
+        def update(self, n):
+            self.n += n
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(loop, "tqdm", Bar)
+    train(make_model(), make_problem(), mse, TrainConfig(steps=4, precision="fp32"))
+    assert not any("skipped" in postfix for postfix in shown)  # nothing skipped, nothing said
+    shown.clear()
+    history = train(make_model(), make_problem(), failing((2, 3)), TrainConfig(steps=6, precision="fp16"))
+    assert shown[-1]["skipped"] == history.skipped["loss"] + history.skipped["gradients"] >= 2
+    assert all(postfix["loss"] != "inf" for postfix in shown)  # the smoothed loss leaves skipped steps out

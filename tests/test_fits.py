@@ -6,6 +6,7 @@ import types
 
 import pytest
 import torch
+from torch import nn
 
 from fromscratch.models import CNN, CNNConfig, Generator, GeneratorConfig
 from fromscratch.recipes.beyond import labelled_loss
@@ -14,6 +15,7 @@ from fromscratch.training.fits import (
     StorageWatch,
     check_fits,
     estimate_training,
+    probe_batch,
     step_peak,
     take,
 )
@@ -121,3 +123,109 @@ def test_check_run_says_before_training_that_a_step_does_not_fit():
     with pytest.raises(ValueError, match="this training run needs .* more than 80% of"):
         check_run(model, next_byte_loss, generator_batch(), fp32, "cpu", device_bytes=CUDA_CONTEXT)
     assert check_run(model, next_byte_loss, generator_batch(), fp32, "cpu") == {}  # no fixed memory to check
+
+
+def varied_batches():
+    """Three batches of padded token ids, the longest in the middle."""
+    return [
+        {"tokens": torch.zeros(4, 5, dtype=torch.long), "labels": torch.zeros(4)},
+        {"tokens": torch.zeros(4, 9, dtype=torch.long), "labels": torch.zeros(4)},
+        {"tokens": torch.zeros(6, 3, dtype=torch.long), "labels": torch.zeros(6)},
+    ]
+
+
+def test_the_probe_is_the_longest_batch_a_sized_source_shows():
+    from torch.utils.data import DataLoader, TensorDataset
+
+    batch, which = probe_batch(varied_batches())
+    assert batch["tokens"].shape == (4, 9) and which == "the longest of its 3 batches: 4 x 9"
+    batch, which = probe_batch(varied_batches(), limit=1)  # a long source: only its first `limit` batches
+    assert batch["tokens"].shape == (4, 5) and which == "the longest of the first 1 of its 3 batches: 4 x 5"
+    loader = DataLoader(TensorDataset(torch.zeros(70, 8), torch.zeros(70)), batch_size=32, shuffle=True)
+    assert probe_batch(loader)[0][0].shape == (32, 8)  # a full batch, not the last one of 6
+
+
+def test_an_unsized_source_is_probed_by_its_first_batch_and_an_iterator_not_at_all():
+    batch, which = probe_batch(lambda: iter(varied_batches()))
+    assert (
+        batch["tokens"].shape == (4, 5) and "its first batch: 4 x 5; later ones were not looked at" in which
+    )
+
+    class Stream:  # iterable again, but without a length (an endless stream)
+        def __iter__(self):
+            return iter(varied_batches())
+
+    assert probe_batch(Stream())[0]["tokens"].shape == (4, 5)
+    with pytest.raises(ValueError, match="one-shot iterator"):
+        probe_batch(iter(varied_batches()))
+    with pytest.raises(ValueError, match="batches are empty"):
+        probe_batch([])
+
+
+def test_looking_at_the_data_leaves_every_generator_as_it_was():
+    from torch.utils.data import DataLoader, TensorDataset
+
+    from fromscratch.training.checkpoints import random_state_kept
+
+    own = torch.Generator().manual_seed(1)
+    loader = DataLoader(TensorDataset(torch.arange(100.0)), batch_size=10, shuffle=True, generator=own)
+    torch.manual_seed(0)
+    before, own_before = torch.get_rng_state(), own.get_state()
+    with random_state_kept(loader):
+        probe_batch(loader)  # a whole pass: the loader's own generator draws its order
+        torch.rand(3)
+    assert torch.equal(torch.get_rng_state(), before) and torch.equal(own.get_state(), own_before)
+
+
+def test_train_checks_the_longest_batch(monkeypatch):
+    """What `train` hands `check_run` on a GPU (the wiring, called here with the CPU)."""
+    import fromscratch.training.loop as loop
+    from fromscratch.training.precision import choose_precision
+
+    checked = {}
+
+    def check_run(model, loss_fn, batch, precision, device, *, name):
+        checked.update(batch=batch, name=name, dropout=torch.rand(1))  # a trial pass draws random numbers
+
+    monkeypatch.setattr(loop, "check_run", check_run)
+    model, fp32 = nn.Linear(2, 2), choose_precision("cpu", "fp32")
+    before = torch.get_rng_state()
+    loop._check_memory(model, None, varied_batches(), fp32, "cpu")
+    assert checked["batch"]["tokens"].shape == (4, 9)
+    assert checked["name"] == "this training run (the longest of its 3 batches: 4 x 9)"
+    assert torch.equal(torch.get_rng_state(), before)  # the run draws what it would have drawn
+
+
+def fake_free_memory(monkeypatch, free, total, reserved=0, allocated=0):
+    """Make ``torch.cuda`` report ``free`` of ``total`` bytes, and what this process's allocator holds."""
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device=None: (free, total))
+    monkeypatch.setattr(torch.cuda, "memory_reserved", lambda device=None: reserved)
+    monkeypatch.setattr(torch.cuda, "memory_allocated", lambda device=None: allocated)
+
+
+def test_check_run_compares_with_the_free_memory(monkeypatch):
+    """On a pretend 16 GiB GPU (the model stays on the CPU): the check reads what is free, not the total."""
+    from fromscratch.training.fits import check_run, gpu_peak
+    from fromscratch.training.precision import choose_precision
+
+    torch.manual_seed(0)
+    model = Generator(GeneratorConfig(emb=32, heads=2, depth=2, context=32))
+    fp32, batch = choose_precision("cpu", "fp32"), generator_batch()
+    need = gpu_peak(estimate_training(model, next_byte_loss, batch))
+    gib16 = 16 * 2**30
+
+    fake_free_memory(monkeypatch, free=gib16, total=gib16, reserved=2**20, allocated=0)
+    shares = check_run(model, next_byte_loss, batch, fp32, "cuda")  # free, plus the cache's spare MiB
+    assert shares["this training run"] == pytest.approx(need / (gib16 + 2**20 + CUDA_CONTEXT), rel=0.02)
+
+    fake_free_memory(monkeypatch, free=0, total=gib16)  # a big GPU, all of it held elsewhere
+    with pytest.raises(ValueError, match="Not enough free GPU memory: this training run needs") as error:
+        check_run(model, next_byte_loss, batch, fp32, "cuda")
+    assert "free of the GPU's 16.00 GiB" in str(error.value)
+    assert "It would fit were the GPU free" in str(error.value) and "empty_cache()" in str(error.value)
+
+    fake_free_memory(monkeypatch, free=0, total=need)  # too small a GPU, even if it were all free
+    with pytest.raises(ValueError, match="more than 80% of") as error:
+        check_run(model, next_byte_loss, batch, fp32, "cuda", name="run 7.6")
+    assert "run 7.6 needs" in str(error.value) and "FROMSCRATCH_PROFILE=cpu" in str(error.value)
+    assert "would fit" not in str(error.value)

@@ -11,16 +11,19 @@ which trades compute for memory.)
   config, train config, data selection, seed, the package's version): change the learning rate and
   the run gets a new file, so a stale checkpoint of another run is never loaded;
 - :func:`save_checkpoint` writes atomically: a crash leaves the old file or the new one, never half;
-- :func:`rng_state` / :func:`set_rng_state` capture and restore Python's, NumPy's and torch's generators.
+- :func:`rng_state` / :func:`set_rng_state` capture and restore Python's, NumPy's and torch's generators;
+  :func:`random_state_kept` restores them (and a data source's own generator) after a block.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
 import os
 import random
+from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -50,6 +53,22 @@ def set_rng_state(state: dict[str, Any]) -> None:
     torch.set_rng_state(state["torch"])
     if state["cuda"] and torch.cuda.is_available():
         torch.cuda.set_rng_state_all(state["cuda"])
+
+
+@contextlib.contextmanager
+def random_state_kept(*sources: Any) -> Iterator[None]:
+    """Run the block, then put every random generator back as it was: Python's, NumPy's, torch's and
+    the ``generator`` of each of ``sources`` that has its own (a ``DataLoader``'s, ``ReviewBatches``'),
+    so a look at the data or a trial pass of the model leaves no trace in the run."""
+    state = rng_state()
+    own = [g for g in (getattr(s, "generator", None) for s in sources) if isinstance(g, torch.Generator)]
+    saved = [g.get_state() for g in own]
+    try:
+        yield
+    finally:
+        set_rng_state(state)
+        for generator, its_state in zip(own, saved, strict=True):
+            generator.set_state(its_state)
 
 
 def checkpoint_path(name: str) -> Path:
@@ -129,6 +148,7 @@ def load_checkpoint(path: str | Path, map_location: torch.device | str = "cpu") 
 __all__ = [
     "checkpoint_path",
     "load_checkpoint",
+    "random_state_kept",
     "rng_state",
     "run_checkpoint",
     "run_key",

@@ -1,8 +1,9 @@
 """Does a training run fit the GPU? Say so before training starts, not after ten minutes (chapters 06-14).
 
-``train`` calls :func:`check_run` on a CUDA device before its first step, with the run's first batch: a
-run that will not fit stops at once with a ``ValueError`` saying by how much. A chapter may also check
-several runs at once, before the first of them, with :func:`check_fits` and each run's estimated peak:
+``train`` calls :func:`check_run` on a CUDA device before its first step, with the run's longest batch
+(:func:`probe_batch`), against the memory still free on the GPU: a run that will not fit stops at once
+with a ``ValueError`` saying by how much and what to change. A chapter may also check several runs at
+once, before the first of them, with :func:`check_fits` and each run's estimated peak:
 
     from fromscratch.training.fits import check_fits
     from fromscratch.training.memory import estimate_memory
@@ -29,8 +30,9 @@ parameter count:
 from __future__ import annotations
 
 import contextlib
+import itertools
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
@@ -43,6 +45,7 @@ from fromscratch.training.precision import Precision
 
 CUDA_CONTEXT = 600 * 2**20  # bytes the CUDA context and cuBLAS/cuDNN workspaces hold before any tensor
 DTYPES = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}
+PROBE_LIMIT = 1_000  # batches of a sized source :func:`probe_batch` looks at for the longest one
 
 
 def batch_size(batch: Any) -> int:
@@ -73,6 +76,50 @@ def _tensors(batch: Any) -> list[torch.Tensor]:
         return [batch]
     parts = batch.values() if isinstance(batch, dict) else batch if isinstance(batch, (list, tuple)) else []
     return [tensor for part in parts for tensor in _tensors(part)]
+
+
+def batch_elements(batch: Any) -> int:
+    """Elements of the largest tensor in ``batch``: ``b * t`` for a ``(b, t)`` batch of tokens."""
+    return max((tensor.numel() for tensor in _tensors(batch)), default=0)
+
+
+def probe_batch(batches: Any, *, limit: int = PROBE_LIMIT) -> tuple[Any, str]:
+    """The batch :func:`check_run` should measure: the longest one ``batches`` shows cheaply.
+
+    - a source with a length that can be iterated again (a list, a ``DataLoader``, ``ReviewBatches``):
+      the batch, of one pass (or of its first ``limit`` batches), whose largest tensor has the most
+      elements (:func:`batch_elements`: with padding or token budgets, the longest in tokens);
+    - a function returning a fresh iterator, or a source without a length (an endless stream): its first
+      batch only. That is the longest when every batch has the same shape (enwik8's windows); when the
+      shapes vary, a later batch may need more memory than the check measured;
+    - a one-shot iterator: a ``ValueError`` (a look would use up its batches; ``train`` skips the check).
+
+    Returns the batch and a few words saying which it is, for :func:`check_run`'s message. The pass
+    draws random numbers as a pass of training does: ``train`` looks inside
+    :func:`~fromscratch.training.checkpoints.random_state_kept`, so the run stays the same.
+    """
+    if isinstance(batches, Iterator):
+        raise ValueError(
+            "probe_batch cannot look at a one-shot iterator without using up its batches; pass a list, "
+            "a DataLoader or a function returning a fresh iterator."
+        )
+    try:
+        n = None if callable(batches) else len(batches)
+    except TypeError:  # no length: perhaps endless
+        n = None
+    longest, most, seen = None, -1, 0
+    for batch in itertools.islice(batches() if callable(batches) else batches, 1 if n is None else limit):
+        seen += 1
+        if batch_elements(batch) > most:
+            longest, most = batch, batch_elements(batch)
+    if longest is None:
+        raise ValueError("The batches are empty: give train at least one batch.")
+    tensors = _tensors(longest)
+    shape = " x ".join(map(str, max(tensors, key=torch.Tensor.numel).shape)) if tensors else "no tensor"
+    if n is None:
+        return longest, f"its first batch: {shape}; later ones were not looked at"
+    which = f"its {n:,} batches" if seen >= n else f"the first {seen:,} of its {n:,} batches"
+    return longest, f"the longest of {which}: {shape}"
 
 
 class StorageWatch(TorchDispatchMode):
@@ -235,6 +282,20 @@ def check_fits(
     return shares
 
 
+def free_memory(model: nn.Module, device: torch.device | str) -> tuple[int, int, int]:
+    """``(usable, free, total)`` bytes of a CUDA ``device`` for a run of ``model``: what a run that will
+    need :func:`gpu_peak` bytes can have.
+
+    ``free`` and ``total`` come from ``torch.cuda.mem_get_info`` (every process's use left out of
+    ``free``). ``usable`` adds back what is this run's already: the blocks PyTorch's caching allocator
+    holds unused (reserved, not allocated), ``model``'s weights on the GPU and the CUDA context.
+    """
+    free, total = torch.cuda.mem_get_info(device)
+    cached = torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device)
+    weights = sum(p.numel() * p.element_size() for p in model.parameters() if p.is_cuda)
+    return free + cached + weights + CUDA_CONTEXT, free, total
+
+
 def check_run(
     model: nn.Module,
     loss_fn: Callable[[nn.Module, Any], torch.Tensor],
@@ -243,10 +304,19 @@ def check_run(
     device: torch.device | str,
     *,
     device_bytes: float | None = None,
+    name: str = "this training run",
+    margin: float = 0.8,
 ) -> dict[str, float]:
     """``train``'s check before its first step: does one step of ``model`` on ``batch`` (on ``device``) in
-    ``precision`` fit? The estimate of :func:`estimate_training`, checked by :func:`check_fits` (which
-    returns ``{}`` on a CPU or MPS unless ``device_bytes`` is given)."""
+    ``precision`` fit ``margin`` (80 %) of the GPU memory the run can have? ``{name: share of it}``.
+
+    The estimate is :func:`estimate_training`'s, on the batch given (``train`` gives the longest one
+    :func:`probe_batch` finds). On a CUDA device it is checked against the memory still free
+    (:func:`free_memory`), not the GPU's total, so earlier models and other processes count; the
+    ``ValueError`` says by how much the run is short and whether freeing memory would be enough.
+    device_bytes: check against a pretend device of that size, all of it free (:func:`check_fits`);
+    on a CPU or MPS without it nothing is checked and ``{}`` comes back.
+    """
     if torch.device(device).type != "cuda" and device_bytes is None:
         return {}
     try:
@@ -256,18 +326,40 @@ def check_run(
             f"Not enough GPU memory for a quarter of one batch of this run ({error}). Use a smaller "
             f"profile (FROMSCRATCH_PROFILE=cpu), a smaller batch, or checkpointing (chapter 12)."
         ) from None
-    return check_fits({"this training run": estimate}, device, device_bytes=device_bytes)
+    if device_bytes is not None:
+        return check_fits({name: estimate}, device, device_bytes=device_bytes, margin=margin)
+    need = gpu_peak(estimate)
+    usable, free, total = free_memory(model, device)
+    if need <= margin * usable:
+        return {name: need / usable}
+    if need <= margin * total:  # the GPU is big enough, but something else holds its memory
+        fix = (
+            f"It would fit were the GPU free: {mib(max(0, total - usable))} of it is held by other "
+            f"tensors or processes. Free them (del earlier models and optimisers, then "
+            f"torch.cuda.empty_cache()) or restart the runtime; or use a smaller batch."
+        )
+    else:
+        fix = "Use a smaller profile (FROMSCRATCH_PROFILE=cpu), a smaller batch, or checkpointing (ch. 12)."
+    raise ValueError(
+        f"Not enough free GPU memory: {name} needs {mib(need)} (CUDA context included), "
+        f"{mib(need - margin * usable)} more than {margin:.0%} of the {mib(usable)} it can have "
+        f"({mib(free)} free of the GPU's {mib(total)}, plus what the run holds already). {fix}"
+    )
 
 
 __all__ = [
     "CUDA_CONTEXT",
+    "PROBE_LIMIT",
     "StorageWatch",
     "activation_peak",
+    "batch_elements",
     "batch_size",
     "check_fits",
     "check_run",
     "estimate_training",
+    "free_memory",
     "gpu_peak",
+    "probe_batch",
     "step_peak",
     "take",
 ]

@@ -4,8 +4,9 @@
 decay to zero at the end of the run (a number of steps or epochs, or a time budget in minutes: see
 :mod:`fromscratch.training.schedule`), with mixed precision where it helps (``TrainConfig.precision``, see
 :mod:`fromscratch.training.precision`), gradient clipping and accumulation, a ``tqdm`` progress bar showing
-the live loss, periodic evaluation, and atomic checkpoints. On a GPU it first checks that a step fits
-(:func:`fromscratch.training.fits.check_run`).
+the live loss, periodic evaluation, and atomic checkpoints. On a GPU it first checks that a step on the
+longest batch fits the memory still free (:func:`fromscratch.training.fits.check_run`). Under fp16 an inf
+or NaN loss skips the step (:class:`SkippedSteps`); in fp32 and bf16 it ends the run at once.
 
 Inside a ``torchrun`` job (``torch.distributed`` initialised, chapter 12) the same call trains data-
 parallel: the model is wrapped in ``DistributedDataParallel`` (gradients all-reduced in the backward
@@ -43,17 +44,19 @@ import fromscratch.training.distributed as distributed
 from fromscratch.training.checkpoints import (
     checkpoint_path,
     load_checkpoint,
+    random_state_kept,
     rng_state,
     save_checkpoint,
     set_rng_state,
 )
-from fromscratch.training.fits import check_run
+from fromscratch.training.fits import check_run, probe_batch
 from fromscratch.training.history import History
-from fromscratch.training.precision import choose_precision
+from fromscratch.training.precision import Precision, choose_precision
 from fromscratch.training.schedule import Schedule, lr_factor
 from fromscratch.utils import evaluating
 
 Batch = Any
+NONFINITE_IN_A_ROW = 20  # under fp16, this many inf or NaN losses in a row end the run
 
 
 @dataclass
@@ -91,6 +94,59 @@ def to_device(batch: Batch, device: torch.device | str) -> Batch:
     if isinstance(batch, dict):
         return {k: to_device(v, device) for k, v in batch.items()}
     return batch
+
+
+class SkippedSteps:
+    """The steps fp16 training skipped (chapter 12): shown in the progress bar, kept as ``history.skipped``.
+
+    A GradScaler skips the optimiser step when the scaled gradients hold an inf or NaN, and lowers its
+    scale (counted in ``gradients``). Under fp16 an inf or NaN *loss* is most often the same passing
+    overflow, in the forward pass: that step is skipped the same way (``loss``), and only ``limit`` such
+    losses in a row end the run. Without a scaler (fp32, bf16) nothing is rescaled: the first one does.
+    """
+
+    def __init__(self, scaler: torch.amp.GradScaler, limit: int = NONFINITE_IN_A_ROW) -> None:
+        self.scaler, self.limit = scaler, limit if scaler.is_enabled() else 1
+        self.loss = self.gradients = self.in_a_row = 0
+        self.scale = scaler.get_scale()  # before the step: a lower one after it means a skipped step
+
+    def overflowed(self, loss: float) -> bool:
+        """True when ``loss`` is inf or NaN under fp16: the step is to be skipped (:meth:`back_off`)."""
+        return self.scaler.is_enabled() and not math.isfinite(loss)
+
+    def back_off(self) -> None:
+        """Skip the step as the scaler skips inf gradients: no optimiser step, the scale times 0.5."""
+        self.scaler.update(self.scaler.get_scale() * self.scaler.get_backoff_factor())
+
+    def count(self, loss: float) -> None:
+        """Count the step just ended, after ``scaler.update()`` or :meth:`back_off`."""
+        scale = self.scaler.get_scale()
+        if math.isfinite(loss):
+            self.in_a_row = 0
+            self.gradients += int(scale < self.scale)  # the scaler found inf gradients, skipped the step
+        else:
+            self.in_a_row += 1
+            self.loss += int(self.scaler.is_enabled())  # skipped, not the end: fp16
+        self.scale = scale
+
+    def error(self, loss: float, step: int, config: TrainConfig) -> FloatingPointError:
+        """The error that ends the run: the first inf or NaN loss in fp32 or bf16, the ``limit``-th in
+        a row under fp16."""
+        fp16 = f" ({self.limit} in a row under fp16, each step skipped)" if self.limit > 1 else ""
+        fp32 = ", or train in fp32 (TrainConfig(precision='fp32'))" if self.limit > 1 else ""
+        return FloatingPointError(
+            f"The loss became {loss} at step {step}{fp16}; lower the learning rate (now {config.lr}) "
+            f"or raise the warm-up (now {config.warmup_steps} steps){fp32}."
+        )
+
+    def state_dict(self) -> dict[str, int]:
+        """The counts, for a checkpoint."""
+        return {"loss": self.loss, "gradients": self.gradients, "in_a_row": self.in_a_row}
+
+    def load_state_dict(self, state: dict[str, int]) -> None:
+        """Continue the counts of a resumed run (``{}``: none yet)."""
+        self.loss, self.gradients = state.get("loss", 0), state.get("gradients", 0)
+        self.in_a_row, self.scale = state.get("in_a_row", 0), self.scaler.get_scale()
 
 
 def _total_steps(config: TrainConfig, batches: Iterable[Batch] | Callable[[], Iterator[Batch]]) -> int | None:
@@ -164,6 +220,7 @@ def train(
     chosen = choose_precision(device, config.precision)  # autocast dtype; a loss scaler exactly for fp16
     scaler = chosen.grad_scaler(device)
     history = History()
+    skipped = SkippedSteps(scaler)  # steps fp16 skipped: an inf or NaN loss, or inf gradients
     step, used, epoch_rng = 0, 0, rng_state()  # `used`: batches taken from the current iterator
 
     if config.resume and config.checkpoint and Path(config.checkpoint).exists():
@@ -171,7 +228,8 @@ def train(
         model.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
         scheduler.load_state_dict(state["scheduler"])
-        scaler.load_state_dict(state["scaler"])
+        _load_scaler(scaler, state["scaler"])
+        skipped.load_state_dict(state.get("skipped", {}))
         schedule.load_state_dict(state.get("schedule", {}))
         history = History(state["history"])
         step, used, epoch_rng = state["step"], state["used"], state["epoch_rng"]
@@ -183,9 +241,7 @@ def train(
     else:
         iterator = _fresh_iterator(batches)
     if device.type == "cuda" and step == 0 and not isinstance(batches, Iterator):  # say now if it won't fit
-        state = rng_state()  # the peek at the first batch and the probe's dropout leave no trace
-        check_run(model, loss_fn, to_device(next(_fresh_iterator(batches)), device), chosen, device)
-        set_rng_state(state)
+        _check_memory(model, loss_fn, batches, chosen, device)
 
     def checkpoint() -> None:
         if config.checkpoint and main:
@@ -198,6 +254,7 @@ def train(
                     "scaler": scaler.state_dict(),
                     "schedule": schedule.state_dict(),
                     "history": history.rows,
+                    "skipped": skipped.state_dict(),
                     "step": step,
                     "used": used,
                     "epoch_rng": epoch_rng,
@@ -245,11 +302,15 @@ def train(
                 scaler.scale(loss).backward()
             step_loss += loss.item()
         step_loss = distributed.mean_over_ranks(step_loss)
-        if config.grad_clip is not None:
-            scaler.unscale_(optimizer)
-            nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
-        scaler.step(optimizer)
-        scaler.update()
+        if skipped.overflowed(step_loss):  # fp16 and an inf or NaN loss: skip the step, lower the scale
+            skipped.back_off()
+        else:
+            if config.grad_clip is not None:
+                scaler.unscale_(optimizer)
+                nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
+            scaler.step(optimizer)  # skipped by the scaler itself if the gradients hold an inf or NaN
+            scaler.update()
+        skipped.count(step_loss)
         history.rows.append({"step": step + 1, "loss": step_loss, "lr": scheduler.get_last_lr()[0]})
         seconds = time.perf_counter() - started
         schedule.elapsed += seconds
@@ -257,20 +318,19 @@ def train(
             warnings.filterwarnings("ignore", "Detected call of `lr_scheduler.step\\(\\)`", UserWarning)
             scheduler.step()  # the next step's learning rate, from the steps and seconds spent so far
         step += 1
-        smoothed = step_loss if smoothed is None else 0.95 * smoothed + 0.05 * step_loss
+        if math.isfinite(step_loss):  # a skipped step's inf or NaN would stay in the mean for good
+            smoothed = step_loss if smoothed is None else 0.95 * smoothed + 0.05 * step_loss
         shown = {
-            "loss": f"{smoothed:.4f}",
+            "loss": f"{step_loss if smoothed is None else smoothed:.4f}",
             "lr": f"{history.rows[-1]['lr']:.2e}",
             **({"step": step} if by_time else {}),
+            **({"skipped": skipped.loss + skipped.gradients} if skipped.loss or skipped.gradients else {}),
         }
         bar.set_postfix(shown, refresh=False)
         bar.update(min(seconds, bar.total - bar.n) if by_time else 1)
-        if not math.isfinite(step_loss):
+        if skipped.in_a_row >= skipped.limit:
             bar.close()
-            raise FloatingPointError(
-                f"The loss became {step_loss} at step {step}; lower the learning rate "
-                f"(now {config.lr}) or raise the warm-up (now {config.warmup_steps} steps)."
-            )
+            raise skipped.error(step_loss, step, config)
         eval_due = (
             config.eval_every is not None and step % config.eval_every == 0 and not schedule.finished(step)
         )
@@ -284,7 +344,33 @@ def train(
         run_evaluation()
     checkpoint()
     distributed.barrier()  # no rank returns (and reads the checkpoint) before rank 0 has written it
+    history.skipped = {"loss": skipped.loss, "gradients": skipped.gradients}  # steps skipped, by cause
     return history
+
+
+def _check_memory(
+    model: nn.Module,
+    loss_fn: Callable[[nn.Module, Batch], torch.Tensor],
+    batches: Iterable[Batch] | Callable[[], Iterator[Batch]],
+    chosen: Precision,
+    device: torch.device,
+) -> None:
+    """Say before the first step if one will not fit the GPU: :func:`check_run` on the longest batch
+    :func:`probe_batch` finds. The look at the data and the trial pass's dropout leave every random
+    generator as it was, so the run is the same with the check as without it."""
+    with random_state_kept(batches):
+        batch, which = probe_batch(batches)
+        check_run(
+            model, loss_fn, to_device(batch, device), chosen, device, name=f"this training run ({which})"
+        )
+
+
+def _load_scaler(scaler: torch.amp.GradScaler, saved: dict[str, Any]) -> None:
+    """Restore the GradScaler's state from a checkpoint. One written without a scaler (fp32, or bf16 on an
+    A100 or L4) holds ``{}``, which PyTorch refuses to load into a scaler that is on (fp16 on a T4): the
+    scale then starts afresh. A saved scale and no scaler now (the reverse) needs nothing."""
+    if saved and scaler.is_enabled():
+        scaler.load_state_dict(saved)
 
 
 def _no_sync(net: nn.Module, skip: bool):
@@ -296,4 +382,13 @@ def _fresh_iterator(batches: Iterable[Batch] | Callable[[], Iterator[Batch]]) ->
     return iter(batches()) if callable(batches) else iter(batches)
 
 
-__all__ = ["History", "TrainConfig", "checkpoint_path", "load_checkpoint", "lr_factor", "to_device", "train"]
+__all__ = [
+    "History",
+    "SkippedSteps",
+    "TrainConfig",
+    "checkpoint_path",
+    "load_checkpoint",
+    "lr_factor",
+    "to_device",
+    "train",
+]
