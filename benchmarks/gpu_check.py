@@ -11,7 +11,7 @@ model at its ``gpu`` size with the pack's real batch (see ``gpu_check_pack.py``)
 ``train`` for 3-40 steps (see ``gpu_check_measure.py``), in the precision "auto" picks on this card
 and in fp16 with a loss scaler, as on a T4. It prints per run the precision, ms per step, the peak memory
 beside the plan's estimate, the FLOPs, bytes and kernels of a step, and the run's minutes at that rate;
-then each heavy cell that is not training (``gpu_check_cells.py``) once, with its time at ``gpu`` size;
+then each heavy cell that is not training (``heavy_cells.py``), a unit of each part timed and multiplied;
 then one line per chapter, beside the plan, and last ``GPU check: <n> chapters, <k> problems``.
 A problem is a crash, a non-finite loss, a peak over the estimate, or a cell over 60 s.
 
@@ -34,10 +34,11 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from gpu_check_cells import CELLS
-from gpu_check_measure import card, measure_run
+from gpu_check_measure import card, measure_cell, measure_run
 from gpu_check_pack import load_pack, make_pack, save_pack
 from gpu_plan_measure import GPUS
+from heavy_cells import CELLS
+from step_counts import Counts
 
 from fromscratch.training.precision import device_name
 
@@ -57,11 +58,10 @@ def plan_card(device: torch.device):
 
 
 def plan_ms(row: dict[str, Any], result: dict[str, Any], gpu) -> float | None:
-    """The plan's ms per step on ``gpu``: FLOPs / (peak x MFU) in the precision chosen."""
+    """The plan's ms per step on ``gpu``: its time model (``step_counts``) on the counts measured here."""
     if gpu is None or "flops" not in result:
         return None
-    name = result["precision"]
-    return 1000 * result["flops"] / (gpu.peak[name] * gpu.mfu[name])
+    return gpu.card.ms(Counts(result["flops"], result["ops"], result["bytes"]), result["precision"])
 
 
 def run_minutes(row: dict[str, Any], ms: float) -> float:
@@ -189,7 +189,7 @@ def main() -> None:
         if time.perf_counter() - started > args.budget:
             skipped.append(f"cell {cell.chapter} {cell.name}")
             continue
-        result = cell.measure(profile, device)
+        result = measure_cell(cell, profile, device)
         report["cells"].append(result)
         if "error" in result:
             problems.append(f"cell {cell.chapter} {cell.name}: {result['error']}")

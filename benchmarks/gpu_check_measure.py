@@ -22,36 +22,13 @@ from typing import Any
 
 import torch
 from gpu_check_pack import PackedRun, unpack_model
-from gpu_plan_measure import CPU_ATTENTION
-from torch.utils import flop_counter
-from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._pytree import tree_leaves
+from step_counts import counted
 
 from fromscratch.training import TrainConfig, train
 from fromscratch.training.loop import to_device
 from fromscratch.training.precision import PrecisionWarning, choose_precision
 
 LR = 1e-4  # small: the weights are redrawn, not trained; the check is about time, memory and overflow
-FREE = {"empty", "empty_like", "empty_strided", "detach", "lift_fresh", "_local_scalar_dense", "set_"}
-
-
-class Traffic(TorchDispatchMode):
-    """Counts aten operations and the bytes their tensor arguments and results occupy."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.ops = 0
-        self.bytes = 0
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
-        if func._schema.name.split("::")[-1] in FREE or func.is_view:
-            return out
-        self.ops += 1
-        for t in tree_leaves((args, kwargs, out)):
-            if isinstance(t, torch.Tensor):
-                self.bytes += t.numel() * t.element_size()
-        return out
 
 
 def sync(device: torch.device) -> None:
@@ -76,41 +53,10 @@ def timed(model, batch, loss_fn, n: int, precision: str, device: torch.device) -
     return time.perf_counter() - started
 
 
-def _as_many_heads(backward: bool):
-    """A FlopCounterMode formula for fused attention that accepts fewer key/value heads (GQA, chapter 14,
-    which torch 2.11's counter refuses): the scores cost what they cost with every query head."""
-
-    def counted(*shapes, out_shape=None, **kwargs) -> int:
-        first = 1 if backward else 0  # a backward's shapes start with the output's gradient
-        q, k, v = shapes[first : first + 3]
-        k, v = (k[0], q[1], *k[2:]), (v[0], q[1], *v[2:])
-        if backward:
-            return flop_counter.sdpa_backward_flop_count(shapes[0], q, k, v)
-        return flop_counter.sdpa_flop_count(q, k, v)
-
-    return counted
-
-
-ATEN = torch.ops.aten
-FUSED = {  # every fused attention kernel of the CPU and CUDA, forward and backward
-    name: _as_many_heads("backward" in name)
-    for name in (
-        "_scaled_dot_product_flash_attention",
-        "_scaled_dot_product_flash_attention_backward",
-        "_scaled_dot_product_efficient_attention",
-        "_scaled_dot_product_efficient_attention_backward",
-        "_scaled_dot_product_cudnn_attention",
-        "_scaled_dot_product_cudnn_attention_backward",
-    )
-}
-MAPPING = {**{getattr(ATEN, n): f for n, f in FUSED.items() if hasattr(ATEN, n)}, **CPU_ATTENTION}
-
-
 def counts(model, batch, loss_fn, precision: str, device: torch.device) -> dict[str, float]:
     """Matmul FLOPs, aten operations and bytes moved of one training step (forward, backward, AdamW)."""
-    with flop_counter.FlopCounterMode(display=False, custom_mapping=MAPPING) as flops, Traffic() as t:
-        steps(model, iter([batch]), loss_fn, 1, precision, device)
-    return {"flops": flops.get_total_flops(), "ops": t.ops, "bytes": t.bytes}
+    c = counted(lambda: steps(model, iter([batch]), loss_fn, 1, precision, device))
+    return {"flops": c.flops, "ops": c.ops, "bytes": c.bytes}
 
 
 def kernels(model, batch, loss_fn, precision: str, device: torch.device) -> dict[str, float]:
@@ -202,3 +148,34 @@ def card(device: torch.device, quick: bool) -> dict[str, float]:
     sync(device)
     out["launch_us"] = 1e6 * (time.perf_counter() - started) / calls
     return out
+
+
+def measure_cell(cell, profile: str, device: torch.device) -> dict[str, Any]:
+    """A heavy cell (``heavy_cells.Cell``) on ``device``: each part's unit timed once after a warm-up,
+    times its units; the seconds the cell takes at the profile's sizes."""
+    from fromscratch.profiles import get_profile
+
+    started = time.perf_counter()
+    result: dict[str, Any] = {"chapter": cell.chapter, "cell": cell.name, "parts": {}}
+    try:
+        total = 0.0
+        for part in cell.parts(get_profile(profile), device):
+            part.unit()  # warm-up: allocation, kernel choice
+            sync(device)
+            begun = time.perf_counter()
+            part.unit()
+            sync(device)
+            seconds = time.perf_counter() - begun
+            result["parts"][part.name] = {"unit_ms": 1000 * seconds, "units": part.units}
+            total += seconds * part.units
+        result["seconds_at_gpu_size"] = total
+        slowest = max(result["parts"].items(), key=lambda kv: kv[1]["unit_ms"] * kv[1]["units"])
+        name, most = slowest
+        result["summary"] = f"{total:.1f} s, most in {name} ({most['unit_ms']:.1f} ms x {most['units']:,.0f})"
+    except Exception as error:  # reported; the check goes on
+        result["error"] = f"{type(error).__name__}: {str(error).splitlines()[0][:300]}"
+    finally:
+        if device.type == "cuda":
+            torch.cuda.empty_cache()
+    result["wall_seconds"] = time.perf_counter() - started
+    return result

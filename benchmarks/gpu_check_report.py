@@ -3,8 +3,8 @@
 Reads the JSON of ``gpu_check.py`` (one report, or ``{chapter: report}`` when each chapter ran in its own
 process) and prints, for every training run it timed:
 
-- the plan's estimate for the card (``gpu_plan.py``'s model: FLOPs / (peak x MFU), the H100 entry of
-  :data:`gpu_plan_measure.GPUS`; an H200 computes as an H100), the measured ms per step, and the ratio;
+- the first plan's estimate for the card (FLOPs / (peak x MFU) with the H100's figures: an H200 computes
+  as an H100; the plan used this model until this check), the measured ms per step, and the ratio;
 - a second time model, fitted on the same measurements, that counts what the first leaves out: a step is
   ``ops`` aten operations, each costing the host about ``c`` us to dispatch (Python, autocast, the
   launch), and about ``1.15 x ops`` kernels, each costing the GPU at least ``l`` us, plus its FLOPs at the
@@ -28,16 +28,16 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from gpu_plan_measure import GPUS
+from step_counts import CARDS, Card, Counts
 
-H100 = next(g for g in GPUS if g.name == "H100")
-T4 = next(g for g in GPUS if g.name == "T4")
-# The T4 in the second model (assumptions, not measurements): its matmuls reach 30 TFLOP/s in fp16 (of 65;
-# its 70 W cap lowers the clock) and 5 in fp32 (of 8.1); its memory 230 GB/s (of 320); a kernel costs it at
-# least what it costs the measured card (l), and a Colab host dispatches an operation as fast as the
-# measured machine's host (c); Colab's 2 slow vCPUs make that a lower bound.
-T4_RATES = {"fp16": 30e12, "bf16": 30e12, "fp32": 5e12}
-T4_BANDWIDTH = 230e9
+# The plan this check tested (gpu_plan.py until 2026-11-26): a step's matmul FLOPs at an assumed share (MFU)
+# of the card's dense peak; kept to show how far it was off. The plan now uses step_counts' time model.
+V1_PEAK = {"H100": {"bf16": 989e12, "fp16": 989e12, "fp32": 67e12}, "T4": {"fp16": 65e12, "fp32": 8.1e12}}
+V1_MFU = {"H100": {"bf16": 0.05, "fp16": 0.05, "fp32": 0.40}, "T4": {"fp16": 0.20, "fp32": 0.40}}
+# The T4 in the second model: step_counts.CARDS's effective rates (assumptions, written there), with the
+# host and kernel costs fitted here: a kernel costs a T4 at least what it costs the measured card, and a
+# Colab host dispatches an operation as fast as the measured machine's host (its 2 slow vCPUs make that a
+# lower bound).
 KERNELS_PER_OP = 1.15  # if no run of the report was profiled
 START, END = "<!-- gpu-check: start -->", "<!-- gpu-check: end -->"
 
@@ -106,18 +106,19 @@ def fit(rows: list[dict[str, Any]], rates: dict[str, float], bandwidth: float) -
     }
 
 
-def model_ms(
-    r: dict[str, Any], k: dict[str, float], rates: dict[str, float], bandwidth: float, name: str
-) -> float:
-    """The second model's ms per step for row ``r`` on a card (``rates`` by precision ``name``)."""
-    host = r["ops"] * k["host_us"] / 1000
-    device = r["ops"] * k["kernels_per_op"] * k["kernel_us"] / 1000
-    device += 1000 * (r["flops"] / rates[name] + r["bytes"] / bandwidth)
-    return max(host, device)
+def card_of(k: dict[str, float], rates: dict[str, float], bandwidth: float, name: str) -> Card:
+    """The time model's card with the fitted host, kernel and kernels-per-operation costs."""
+    return Card(name, rates, bandwidth, k["kernel_us"], k["host_us"], k["kernels_per_op"])
 
 
-def plan_ms(r: dict[str, Any], gpu, name: str) -> float:
-    return 1000 * r["flops"] / (gpu.peak[name] * gpu.mfu[name])
+def model_ms(r: dict[str, Any], card: Card, name: str) -> float:
+    """The time model's ms per step for row ``r`` on ``card`` in precision ``name``."""
+    return card.ms(Counts(r["flops"], r["ops"], r["bytes"]), name)
+
+
+def plan_ms(r: dict[str, Any], gpu: str, name: str) -> float:
+    """The first plan's ms per step: FLOPs / (peak x MFU)."""
+    return 1000 * r["flops"] / (V1_PEAK[gpu][name] * V1_MFU[gpu][name])
 
 
 def minutes(r: dict[str, Any], ms: float, steps: bool = True) -> str:
@@ -148,6 +149,8 @@ def table(rows: list[dict[str, Any]], memory: dict[str, float]) -> tuple[list[st
     rates = {n: 1e12 * card[f"matmul_{n}_TFLOPs"] for n in ("bf16", "fp16", "fp32")}
     bandwidth = 1e9 * card["copy_GBps"]
     k = fit(rows, rates, bandwidth)
+    measured = card_of(k, rates, bandwidth, "measured")
+    t4_card = card_of(k, CARDS["T4"].rate, CARDS["T4"].bandwidth, "T4")
     lines = [
         "| run | precision | ops | GFLOP | GB moved | plan ms | measured ms | measured / plan | model ms "
         "| measured / model | T4: plan min | T4: model ms | T4: model min | fp16 peak MiB: measured / plan |",
@@ -156,8 +159,8 @@ def table(rows: list[dict[str, Any]], memory: dict[str, float]) -> tuple[list[st
     for r in rows:
         name = r["precision"]
         t4 = "fp32" if name == "fp32" else "fp16"  # what "auto" picks on a T4
-        plan, model = plan_ms(r, H100, name), model_ms(r, k, rates, bandwidth, name)
-        t4_plan, t4_model = plan_ms(r, T4, t4), model_ms(r, k, T4_RATES, T4_BANDWIDTH, t4)
+        plan, model = plan_ms(r, "H100", name), model_ms(r, measured, name)
+        t4_plan, t4_model = plan_ms(r, "T4", t4), model_ms(r, t4_card, t4)
         lines.append(
             f"| {r['chapter']} {r['run']} | {name} | {r['ops']:,} | {r['flops'] / 1e9:,.1f} "
             f"| {r['bytes'] / 1e9:.1f} | {plan:.1f} | {r['ms_per_step']:.1f} "
@@ -165,7 +168,7 @@ def table(rows: list[dict[str, Any]], memory: dict[str, float]) -> tuple[list[st
             f"| {model:.1f} | {r['ms_per_step'] / model:.2f} | {minutes(r, t4_plan, False)} | {t4_model:.0f} "
             f"| {minutes(r, t4_model)} | {peak(r, memory)} |"
         )
-    ratios = [r["ms_per_step"] / model_ms(r, k, rates, bandwidth, r["precision"]) for r in rows]
+    ratios = [r["ms_per_step"] / model_ms(r, measured, r["precision"]) for r in rows]
     k["ratio_median"], k["ratio_low"], k["ratio_high"] = statistics.median(ratios), min(ratios), max(ratios)
     return lines, k
 

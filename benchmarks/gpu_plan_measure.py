@@ -1,6 +1,6 @@
-"""How ``gpu_plan.py`` measures one run on the CPU: FLOPs, the peak of a step, the estimates, the minutes.
+"""How ``gpu_plan.py`` measures a run on the CPU: its counts, the peak of a step, the estimates, the minutes.
 
-See ``gpu_plan.py`` for the method and the assumptions (the cards' peaks and MFUs are here, in :data:`GPUS`).
+See ``gpu_plan.py`` for the method; the cards and the time model are in ``step_counts.py``.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 
 import torch
 from gpu_plan_runs import Run
-from torch.utils import flop_counter
+from step_counts import CARDS, Card, Counts, counted
 from torch.utils._pytree import tree_map_only
 
 from fromscratch.training.fits import (
@@ -31,63 +31,59 @@ CPU_BYTES = 3 * 2**30  # fp32 peak of the step measured on the CPU at most (the 
 
 @dataclass(frozen=True)
 class Gpu:
-    """A GPU the plan is made for: its memory, its peak FLOP/s and the share of them assumed reached."""
+    """A GPU the plan is made for: what "auto" picks on it, its memory, and its time model."""
 
     name: str
     capability: tuple[int, int]  # CUDA compute capability: decides what precision="auto" picks
     memory: float  # bytes
-    peak: dict[str, float]  # dense FLOP/s by precision (tensor cores for 16 bits)
-    mfu: dict[str, float]  # assumed share of that peak a step of our models reaches
+    card: Card  # step_counts.CARDS: effective rates, the host's and a kernel's costs
 
 
 GPUS = [
-    Gpu("T4", (7, 5), T4_BYTES, {"fp16": 65e12, "fp32": 8.1e12}, {"fp16": 0.20, "fp32": 0.40}),
-    Gpu(
-        "L4",
-        (8, 9),
-        22.5e9,
-        {"bf16": 121e12, "fp16": 121e12, "fp32": 30.3e12},
-        {"bf16": 0.15, "fp16": 0.15, "fp32": 0.40},
-    ),
-    Gpu(
-        "A100",
-        (8, 0),
-        40e9,
-        {"bf16": 312e12, "fp16": 312e12, "fp32": 19.5e12},
-        {"bf16": 0.08, "fp16": 0.08, "fp32": 0.40},
-    ),
-    Gpu(  # the card a lent GPU machine has (an H200 computes as one): where the plan meets a measurement
-        "H100",
-        (9, 0),
-        80e9,
-        {"bf16": 989e12, "fp16": 989e12, "fp32": 67e12},
-        {"bf16": 0.05, "fp16": 0.05, "fp32": 0.40},
-    ),
+    Gpu("T4", (7, 5), T4_BYTES, CARDS["T4"]),
+    Gpu("L4", (8, 9), 22.5e9, CARDS["L4"]),
+    Gpu("A100", (8, 0), 40e9, CARDS["A100"]),
+    Gpu("H100", (9, 0), 80e9, CARDS["H100"]),  # the card of a lent machine (an H200 computes as one)
 ]
 T4 = GPUS[0]
-ATEN = torch.ops.aten
 
 
-def _sdpa(q, k, v, *args, out_shape=None, **kwargs) -> int:
-    return flop_counter.sdpa_flop_count(q, k, v)
+def step_counts(model, loss_fn, batch, precision: str) -> Counts:
+    """FLOPs, operations and bytes of one AdamW step (forward and loss under autocast in ``precision``,
+    backward, clipping, the update), as ``train`` runs it; counted on the CPU."""
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-6, foreach=True)  # as on a GPU: multi-tensor
+    dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(precision)
 
+    def step() -> None:
+        optimizer.zero_grad(set_to_none=True)
+        with torch.autocast("cpu", dtype=dtype or torch.bfloat16, enabled=dtype is not None):
+            loss = loss_fn(model, batch)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
 
-def _sdpa_backward(grad, q, k, v, *args, out_shape=None, **kwargs) -> int:
-    return flop_counter.sdpa_backward_flop_count(grad, q, k, v)
-
-
-CPU_ATTENTION = {  # the CPU's fused attention, counted as FlopCounterMode counts CUDA's
-    ATEN._scaled_dot_product_flash_attention_for_cpu: _sdpa,
-    ATEN._scaled_dot_product_flash_attention_for_cpu_backward: _sdpa_backward,
-}
-
-
-def step_flops(model, loss_fn, batch) -> int:
-    """Matmul FLOPs of one forward and backward pass (what MFU counts)."""
-    with flop_counter.FlopCounterMode(display=False, custom_mapping=CPU_ATTENTION) as counter:
-        loss_fn(model, batch).backward()
+    step()  # the first creates AdamW's moments; count the steady state
+    c = counted(step)
     model.zero_grad(set_to_none=True)
-    return counter.get_total_flops()
+    return c
+
+
+def whole_batch(model, loss_fn, batch, k: int, b: int, precision: str) -> Counts:
+    """A step's counts for the whole batch ``b`` from counts at ``k`` examples (and ``k // 2``): FLOPs grow
+    with the examples, bytes along the line through the two counts (weights and AdamW's state do not
+    grow), operations not at all."""
+    part = tree_map_only(torch.Tensor, torch.clone, take(batch, k, b))  # its own storage: k, not b
+    at_k = step_counts(model, loss_fn, part, precision)
+    if k == b:
+        return at_k
+    half = max(1, k // 2)
+    if half == k:
+        return Counts(at_k.flops * b / k, at_k.ops, at_k.bytes * b / k)
+    at_half = step_counts(
+        model, loss_fn, tree_map_only(torch.Tensor, torch.clone, take(batch, half, b)), precision
+    )
+    per_example = (at_k.bytes - at_half.bytes) / (k - half)
+    return Counts(at_k.flops * b / k, at_k.ops, at_k.bytes + per_example * (b - k))
 
 
 def measured_peak(model, loss_fn, batch, steps: int = 3) -> tuple[int, float]:
@@ -139,7 +135,7 @@ class Row(NamedTuple):
     run: Run
     params: int
     tokens: int  # token positions per step (sequence elements, patches, ratings)
-    flops: float  # per optimiser step, whole batch
+    counts: Counts  # one optimiser step of the whole batch in the T4's precision: FLOPs, operations, bytes
     k: int  # sequences measured on the CPU (of b)
     b: int
     gpu_bytes: int  # estimated T4 peak in its "auto" precision, CUDA context included
@@ -148,13 +144,19 @@ class Row(NamedTuple):
     measured: int  # fp32 at k, MemTracker
     cpu_seconds: float  # one fp32 step at k on this CPU
 
+    @property
+    def flops(self) -> float:
+        return self.counts.flops
+
+    def step_ms(self, gpu: Gpu) -> float:
+        """A step's milliseconds on ``gpu`` by the time model (``step_counts.Card.ms``)."""
+        return gpu.card.ms(self.counts, choose_for_gpu(gpu.capability, self.run.precision).name)
+
     def minutes(self, gpu: Gpu) -> float:
-        """The run's minutes on ``gpu`` (all ``count`` of them): its budget, or FLOPs / (peak x MFU)."""
+        """The run's minutes on ``gpu`` (all ``count`` of them): its budget, or steps x the model's step."""
         if self.run.minutes is not None:
             return self.run.minutes * self.run.count
-        name = choose_for_gpu(gpu.capability, self.run.precision).name
-        rate = gpu.peak[name] * gpu.mfu[name]
-        return self.run.steps * self.flops / rate / 60 * self.run.count
+        return self.run.steps * self.step_ms(gpu) / 60_000 * self.run.count
 
 
 def measure(run: Run) -> Row:
@@ -163,7 +165,8 @@ def measure(run: Run) -> Row:
     model, batch, loss_fn = run.build()
     model.train()
     b = batch_size(batch)
-    step_flops(model, loss_fn, take(batch, 1, b))  # warm up
+    precision = choose_for_gpu(T4.capability, run.precision).name
+    loss_fn(model, take(batch, 1, b)).backward()  # warm up
     started = time.perf_counter()
     loss_fn(model, take(batch, 1, b)).backward()  # one example: how long a step of k takes, about
     one = time.perf_counter() - started
@@ -171,14 +174,13 @@ def measure(run: Run) -> Row:
     full32 = estimate(run, model, loss_fn, batch, "fp32")
     k = max(1, min(b, int(STEP_SECONDS / one), int(b * CPU_BYTES / max(full32, 1))))
     part = tree_map_only(torch.Tensor, torch.clone, take(batch, k, b))  # its own storage: k, not b
-    flops = step_flops(model, loss_fn, part) * b / k
+    counts = whole_batch(model, loss_fn, batch, k, b, precision)
     measured, seconds = measured_peak(model, loss_fn, part)
-    precision = choose_for_gpu(T4.capability, run.precision).name
     return Row(
         run=run,
         params=sum(p.numel() for p in model.parameters()),
         tokens=run.tokens(batch) if run.tokens else _default_tokens(batch),
-        flops=flops,
+        counts=counts,
         k=k,
         b=b,
         gpu_bytes=estimate(run, model, loss_fn, batch, precision) + CUDA_CONTEXT,

@@ -44,7 +44,7 @@ def test_gpu_check_quick_runs_every_chapter(mirror, tmp_path):
     assert all(
         "ms_per_step" in r and r["flops"] >= 0 for row in report["runs"] for r in row["precisions"].values()
     )
-    assert len(report["cells"]) == 6 and all("seconds_at_gpu_size" in c for c in report["cells"])
+    assert len(report["cells"]) >= 6 and all("seconds_at_gpu_size" in c for c in report["cells"])
 
 
 def test_a_packed_model_keeps_its_tied_weights_and_init_scale():

@@ -1,4 +1,5 @@
-"""tools/nbclean.py brings a run notebook back to its committed form, and --check tells when it is not."""
+"""tools/nbclean.py brings a run notebook back to its committed form, --check tells when it is not, and
+the chapters' course cells (Colab badge, setup cell) are written from pyproject.toml's [project.urls]."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 
 import nbclean
 import nbformat
+import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -96,3 +98,105 @@ def test_clean_collapses_the_setup_cell_once():
     nbclean.clean(nb)
     assert nb.cells[1].metadata["tags"] == ["hide-input"]
     assert "tags" not in nb.cells[2].metadata  # only the setup cell
+
+
+URLS = nbclean.CourseUrls(
+    repository="https://github.com/someone/course", documentation="https://someone.github.io/course/"
+)
+OLD_SETUP = (
+    "import subprocess\nimport sys\n\n"
+    'if "google.colab" in sys.modules:\n'
+    '    url = "git+https://github.com/old/place"\n'
+    '    subprocess.run([sys.executable, "-m", "pip", "install", "-q", f"fromscratch @ {url}"])\n'
+    "import fromscratch\n\ndevice, prof = fromscratch.setup(seed=0)"
+)
+
+
+def chapter(title: str) -> nbformat.NotebookNode:
+    """A chapter's skeleton: the title cell, the setup cell (tagged, with slide metadata), a code cell."""
+    setup = new_code_cell(OLD_SETUP, metadata={**SLIDE, "tags": ["hide-input"]})
+    return new_notebook(cells=[new_markdown_cell(title, metadata=SLIDE), setup, new_code_cell("1 + 1")])
+
+
+def test_course_urls_come_from_pyproject(tmp_path):
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text(
+        '[project]\nname = "x"\n\n[project.urls]\n'
+        f'Repository = "{URLS.repository}/"\nDocumentation = "{URLS.documentation}"\n'
+    )
+    assert nbclean.course_urls(pyproject) == URLS  # the trailing slash of the repository goes
+    assert URLS.slug == "someone/course"
+    pyproject.write_text('[project.urls]\nRepository = "https://gitlab.com/someone/course"\n')
+    with pytest.raises(ValueError, match="lacks Documentation"):
+        nbclean.course_urls(pyproject)
+    assert nbclean.course_urls().repository.startswith("https://github.com/")  # the course's own
+
+
+def test_write_course_cells_replaces_the_badge_and_the_setup_cell():
+    old_badge = (
+        "[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://x/y.ipynb)"
+    )
+    nb = chapter(f"# 07 · Title\n\n{old_badge}\n\nMotivation.")
+    assert len(nbclean.course_problems(nb, "07_title.ipynb", URLS)) == 2
+    nbclean.write_course_cells(nb, "07_title.ipynb", URLS)
+    nbclean.write_course_cells(nb, "07_title.ipynb", URLS)  # twice: the same
+    title, setup, other = nb.cells
+    expected = (
+        "[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]"
+        "(https://colab.research.google.com/github/someone/course/blob/main/notebooks/07_title.ipynb)"
+    )
+    assert title.source == f"# 07 · Title\n\n{expected}\n\nMotivation."
+    assert setup.source == nbclean.setup_source(URLS)
+    assert 'url = "git+https://github.com/someone/course"' in setup.source
+    assert setup.metadata == {**SLIDE, "tags": ["hide-input"]} and other.source == "1 + 1"
+    assert nbclean.course_problems(nb, "07_title.ipynb", URLS) == []
+    assert nbclean.course_problems(nb, "08_other.ipynb", URLS) == [
+        f"the Colab badge under the title is not {nbclean.badge(URLS, '08_other.ipynb')}"
+    ]
+
+
+def test_write_course_cells_adds_a_missing_badge_under_the_title():
+    nb = chapter("# 07 · Title\nMotivation.")
+    nbclean.write_course_cells(nb, "07_title.ipynb", URLS)
+    assert nb.cells[0].source == f"# 07 · Title\n\n{nbclean.badge(URLS, '07_title.ipynb')}\n\nMotivation."
+
+
+def test_write_course_cells_needs_a_chapter():
+    nb = new_notebook(cells=[new_markdown_cell("# Notes"), new_code_cell("print(1)")])
+    assert nbclean.course_problems(nb, "notes.ipynb", URLS) == []  # not a chapter: nothing to check
+    with pytest.raises(ValueError, match="fromscratch.setup"):
+        nbclean.write_course_cells(nb, "notes.ipynb", URLS)
+
+
+def test_the_setup_cell_shows_pip_and_fits_the_text_column():
+    source = nbclean.setup_source(URLS)
+    assert '%pip install "fromscratch @ {url}"' in source  # IPython puts in the url; pip's messages show
+    assert " -q" not in source and "subprocess" not in source and "--upgrade" not in source
+    assert "# %env FROMSCRATCH_DATA=/content/drive/MyDrive/fromscratch" in source  # the Drive option, off
+    assert max(len(line) for line in source.splitlines()) <= 88
+    assert "fromscratch.setup(" in source
+
+
+def test_command_line_urls_writes_only_the_course_cells(tmp_path):
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text(
+        f'[project.urls]\nRepository = "{URLS.repository}"\nDocumentation = "{URLS.documentation}"\n'
+    )
+    nb = chapter("# 07 · Title\n\nMotivation.")
+    nb.cells[2].outputs = [new_output("stream", name="stdout", text="2\n")]  # not the tool's business here
+    nb.cells[2].execution_count = 3
+    path = tmp_path / "07_title.ipynb"
+    nbformat.write(nb, path)
+
+    def tool(*args):
+        command = [sys.executable, str(TOOL), *args, "--pyproject", str(pyproject), str(path)]
+        return subprocess.run(command, capture_output=True, text=True)
+
+    check = tool("--check")
+    assert check.returncode == 1 and "the setup cell is not the one made from" in check.stdout
+    assert tool("--urls").returncode == 0
+    written = nbformat.read(path, as_version=4)
+    assert nbclean.course_problems(written, path.name, URLS) == []
+    assert written.cells[2].outputs[0].text == "2\n" and written.cells[2].execution_count == 3
+    assert "has an execution count" in tool("--check").stdout  # --urls stripped nothing
+    assert tool().returncode == 0 and tool("--check").returncode == 0
