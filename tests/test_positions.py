@@ -13,7 +13,10 @@ from fromscratch.attention.positions import (
     relative_offsets,
     rotate,
 )
-from fromscratch.models import Generator
+from fromscratch.attention import SCHEMES, RelativeBias, relative_buckets
+from fromscratch.models import EncoderDecoder, Generator, Llama
+from fromscratch.models.encoder_decoder import EncoderDecoderConfig
+from fromscratch.models.llama import LlamaConfig
 
 
 def test_rope_preserves_norms():
@@ -55,7 +58,7 @@ def test_alibi_bias_is_a_distance_penalty_with_queries_last():
     assert ALiBi(4)(3, 3).shape == (4, 3, 3)
 
 
-@pytest.mark.parametrize("positions", ["learned", "sinusoidal", "rope", "alibi"])
+@pytest.mark.parametrize("positions", list(SCHEMES))
 def test_every_position_option_is_causal(positions):
     torch.manual_seed(0)
     model = Generator(emb=16, heads=2, depth=2, context=32, positions=positions).eval()
@@ -75,3 +78,42 @@ def test_rope_and_alibi_generators_have_no_position_parameters():
     assert sizes["rope"] == sizes["alibi"]
     with pytest.raises(ValueError, match="positions must be one of"):
         Generator(emb=16, heads=2, depth=1, context=8, positions="relative")
+
+
+@pytest.mark.parametrize("positions", list(SCHEMES))
+def test_every_scheme_reaches_the_generator_and_the_llama_and_their_caches(positions):
+    """A scheme registered in attention.SCHEMES works in every decoder that offers positions, and a KV
+    cache gives the same logits as the whole sequence at once (the scheme counts positions right)."""
+    torch.manual_seed(0)
+    tokens = torch.randint(0, 64, (2, 12))
+    config = LlamaConfig(vocab_size=64, context=16, emb=32, heads=4, kv_heads=2, depth=2, hidden=64)
+    for model in (
+        Generator(vocab_size=64, emb=32, heads=4, depth=2, context=16, positions=positions, norm="pre"),
+        Llama(config, positions=positions),
+    ):
+        model.eval()
+        for p in model.parameters():  # a learned bias starts at zero: give it something to carry
+            torch.nn.init.normal_(p, std=0.1) if p.dim() == 2 else None
+        cache = model.new_cache()
+        with torch.no_grad():
+            whole = model(tokens)
+            first = model(tokens[:, :7], cache=cache)
+            rest = model(tokens[:, 7:], cache=cache)
+        torch.testing.assert_close(torch.cat([first, rest], dim=1), whole, atol=1e-5, rtol=1e-4)
+
+
+def test_the_encoder_decoder_takes_added_schemes_and_says_so_for_the_others():
+    small = dict(src_vocab_size=40, tgt_vocab_size=40, emb=16, heads=2, encoder_depth=1, decoder_depth=1)
+    EncoderDecoder(EncoderDecoderConfig(**small, positions="none"))
+    with pytest.raises(ValueError, match="acts through rotary.*'sinusoidal'"):
+        EncoderDecoder(EncoderDecoderConfig(**small, positions="rope"))
+
+
+def test_t5_buckets_are_exact_near_then_logarithmic_and_split_by_direction():
+    offsets = torch.tensor([[0, 1, 7, 8, 20, 127, 128, 10_000, -1, -5]])
+    buckets = relative_buckets(offsets, buckets=32, max_distance=128)[0].tolist()
+    assert buckets[:3] == [0, 1, 7]  # below buckets / 4: one bucket each
+    assert 8 <= buckets[3] < buckets[4] < buckets[5] <= 15 and buckets[6] == buckets[7] == 15  # far: the last
+    assert buckets[8] == 16 + 1 and buckets[9] == 16 + 5  # keys after the query: the second half
+    bias = RelativeBias(4)
+    assert bias(3, 5).shape == (4, 3, 5) and torch.all(bias(3, 5) == 0)  # starts at zero: no preference

@@ -43,9 +43,17 @@ from fromscratch.attention.positions import (
     sinusoidal_encoding,
     unpatchify,
 )
+from fromscratch.attention.relative_bias import RelativeBias, relative_buckets
+from fromscratch.attention.schemes import SCHEMES, PositionParts, Scheme, position_parts
 from fromscratch.attention.sparse import PATTERNS, dense_sparse_attention, sparse_attention, sparse_mask
 
 __all__ = [
+    "SCHEMES",
+    "PositionParts",
+    "RelativeBias",
+    "Scheme",
+    "position_parts",
+    "relative_buckets",
     "KINDS",
     "PATTERNS",
     "ALiBi",

@@ -34,19 +34,17 @@ import torch.utils.checkpoint
 from torch import Tensor, nn
 
 from fromscratch.attention import (
-    ALiBi,
+    SCHEMES,
     KVCache,
-    PositionEmbedding,
-    PositionEncoding,
-    RotaryEmbedding,
     SelfAttention,
     check_length,
+    position_parts,
 )
 from fromscratch.blocks.feedforward import ACTIVATIONS, FeedForward, make_feedforward
 from fromscratch.blocks.norms import make_norm
 
 NORMS = ("post", "pre")
-POSITIONS = ("learned", "sinusoidal", "rope", "alibi", None)  # rope, alibi: inside attention (chapter 11)
+POSITIONS = (*SCHEMES, None)  # attention.schemes: added, inside attention (chapter 11), or "none"/None
 
 
 # --- the block (its feed-forward and norms: blocks.feedforward, blocks.norms) ----------------------
@@ -137,9 +135,9 @@ class TransformerStack(nn.Module):
     """Token embedding + positions + ``depth`` transformer blocks: ids ``(b, t)`` -> vectors ``(b, t, e)``.
 
     The shared body of the classifier (chapter 06) and the generator (chapter 07).
-    positions: "learned", "sinusoidal" or None (the stack is then
-    permutation equivariant); chapter 11 adds "rope" (queries and keys rotated in every block) and
-    "alibi" (a distance penalty on every block's scores), which add nothing to the embeddings.
+    positions: a name of :data:`~fromscratch.attention.SCHEMES`: "learned" or "sinusoidal" (added to the
+    embeddings), "rope", "alibi" or "t5" (inside every block's attention, chapter 11), "none" or None
+    (nothing: a non-causal stack is then permutation equivariant).
     With norm="pre" a final LayerNorm follows the last block.
 
     ``checkpoint=True`` (chapter 12, gradient checkpointing): while training, each block keeps only
@@ -167,20 +165,11 @@ class TransformerStack(nn.Module):
     ) -> None:
         super().__init__()
         self.checkpoint = checkpoint  # chapter 12: recompute each block in the backward pass (less memory)
-        if positions not in POSITIONS:
-            raise ValueError(
-                f"positions must be 'learned', 'sinusoidal', 'rope', 'alibi' or None; got {positions!r}."
-            )
         self.max_len = max_len
         self.token_embedding = nn.Embedding(vocab_size, emb)
-        self.positions = (
-            {"learned": PositionEmbedding, "sinusoidal": PositionEncoding}[positions](max_len, emb)
-            if positions in ("learned", "sinusoidal")
-            else None
-        )
         head_dim = emb if kind == "wide" else emb // heads
-        self.rotary = RotaryEmbedding(head_dim) if positions == "rope" else None
-        self.alibi = ALiBi(heads) if positions == "alibi" else None
+        parts = position_parts(positions, max_len=max_len, emb=emb, heads=heads, head_dim=head_dim)
+        self.positions, self.rotary, self.position_bias = parts.added, parts.rotary, parts.bias
         self.dropout = nn.Dropout(dropout)
         self.blocks = nn.ModuleList(
             TransformerBlock(
@@ -220,7 +209,7 @@ class TransformerStack(nn.Module):
         if self.positions is not None:
             x = x + self.positions.positions(past + t)[past:]  # (b, t, e): positions past .. past + t - 1
         x = self.dropout(x)
-        bias = self.alibi(t, past + t) if self.alibi is not None else None  # (h, t, tk) or None
+        bias = self.position_bias(t, past + t) if self.position_bias is not None else None  # (h, t, tk)
         masks = dict(padding_mask=padding_mask, attn_mask=attn_mask, rotary=self.rotary, bias=bias)
         weights = []
         for n, block in enumerate(self.blocks):

@@ -26,14 +26,12 @@ from dataclasses import dataclass
 
 from torch import Tensor, nn
 
-from fromscratch.attention import PositionEmbedding, PositionEncoding, SelfAttention, check_length
+from fromscratch.attention import SelfAttention, check_length, position_parts
 from fromscratch.attention.cache import KVCache
 from fromscratch.blocks import FeedForward, TransformerBlock
 from fromscratch.models.config import resolve_config
 from fromscratch.models.pool_dropout import use_pool_dropout
 from fromscratch.tokenizers.special import PAD
-
-POSITION_KINDS = {"sinusoidal": PositionEncoding, "learned": PositionEmbedding}
 
 
 @dataclass(frozen=True)
@@ -50,7 +48,7 @@ class EncoderDecoderConfig:
     dropout: float = 0.1  # after embeddings and each sub-layer (base: 0.1)
     norm: str = "post"  # "post" (Vaswani et al.) or "pre" (then a final LayerNorm ends each stack)
     max_len: int = 128  # longest source or target in tokens (and learned positions)
-    positions: str = "sinusoidal"  # "sinusoidal" (Vaswani et al.) or "learned"
+    positions: str = "sinusoidal"  # "sinusoidal" (Vaswani et al.), "learned" or "none": added ones only
     share_embeddings: bool = True  # one token embedding for source and target (a joint vocabulary)
     tie_output: bool = True  # the output layer reuses the target embedding matrix (Press & Wolf 2017)
     pad_id: int = PAD  # the <pad> token (tokenizers.special: 0): its embedding starts at zero
@@ -128,8 +126,6 @@ class EncoderDecoder(nn.Module):
     def __init__(self, config: EncoderDecoderConfig | None = None, **fields) -> None:
         super().__init__()
         self.config = c = resolve_config(EncoderDecoderConfig, config, fields)
-        if c.positions not in POSITION_KINDS:
-            raise ValueError(f"positions must be 'sinusoidal' or 'learned', got {c.positions!r}.")
         if c.share_embeddings and c.src_vocab_size != c.tgt_vocab_size:
             raise ValueError(
                 f"share_embeddings=True needs one joint vocabulary, got src_vocab_size={c.src_vocab_size} "
@@ -145,8 +141,9 @@ class EncoderDecoder(nn.Module):
         for table in {self.src_embedding, self.tgt_embedding}:
             nn.init.normal_(table.weight, std=c.emb**-0.5)  # unit-size rows after the sqrt(e) scale
             table.weight.data[c.pad_id] = 0
-        self.src_positions = POSITION_KINDS[c.positions](c.max_len, c.emb)
-        self.tgt_positions = POSITION_KINDS[c.positions](c.max_len, c.emb)
+        sizes = dict(max_len=c.max_len, emb=c.emb, heads=c.heads, head_dim=c.emb // c.heads, kinds=("added",))
+        self.src_positions = position_parts(c.positions, **sizes).added  # added to the embeddings, or None
+        self.tgt_positions = position_parts(c.positions, **sizes).added
         self.dropout = nn.Dropout(c.dropout)
         self.encoder = nn.ModuleList(
             TransformerBlock(c.emb, c.heads, ff_mult=c.ff_mult, dropout=c.dropout, norm=c.norm)
@@ -165,7 +162,7 @@ class EncoderDecoder(nn.Module):
             use_pool_dropout(self)
 
     def _embed(
-        self, tokens: Tensor, table: nn.Embedding, positions: nn.Module, name: str, offset: int = 0
+        self, tokens: Tensor, table: nn.Embedding, positions: nn.Module | None, name: str, offset: int = 0
     ) -> Tensor:
         """Token vectors times sqrt(e) plus the vectors of positions ``offset .. offset + t - 1``:
         ``(b, t, e)``."""
@@ -174,8 +171,10 @@ class EncoderDecoder(nn.Module):
                 f"{name} must have shape (b, t), got {tuple(tokens.shape)}; add a batch dimension."
             )
         check_length(offset + tokens.size(1), self.max_len)
-        where = positions.positions(offset + tokens.size(1))[offset:]  # (t, e)
-        return self.dropout(table(tokens) * self.scale + where)  # (b, t, e)
+        x = table(tokens) * self.scale  # (b, t, e)
+        if positions is not None:  # positions="none": nothing added
+            x = x + positions.positions(offset + tokens.size(1))[offset:]  # (t, e) broadcast over b
+        return self.dropout(x)  # (b, t, e)
 
     def new_cache(self) -> list[tuple[KVCache, KVCache]]:
         """An empty decoding cache: (self-attention, cross-attention) :class:`KVCache` per decoder block."""

@@ -16,8 +16,8 @@ as Meta's and llama2.c's code); Hugging Face's Llama rotates the two **halves** 
 Both are RoPE, with the coordinates of each head in another order; :mod:`fromscratch.interop.hf_llama`
 reorders the query and key weights when it converts.
 
-Module layout: ``token_embedding``, ``position_embedding`` (learned positions only), ``rotary``,
-``blocks`` (a ``ModuleList`` of pre-norm causal :class:`~fromscratch.blocks.TransformerBlock`:
+Module layout: ``token_embedding``, ``position_embedding`` (added positions only), ``rotary``,
+``position_bias``, ``blocks`` (a ``ModuleList`` of pre-norm causal :class:`~fromscratch.blocks.TransformerBlock`:
 ``norm1``, ``attention`` (``to_queries``, ``to_keys``, ``to_values``, ``unify_heads``), ``norm2``,
 ``ff`` (``gate``, ``up``, ``down``)), ``final_norm``, ``to_logits``. The KV cache
 (:meth:`Llama.new_cache`) holds ``(b, hk, t, s)`` keys and values per block: ``heads / kv_heads``
@@ -31,10 +31,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import torch
 from torch import Tensor, nn
 
-from fromscratch.attention import KVCache, RotaryEmbedding, check_length
+from fromscratch.attention import KVCache, check_length, position_parts
 from fromscratch.attention.grouped import check_kv_heads
 from fromscratch.attention.masks import check_padding_mask
 from fromscratch.blocks import TransformerBlock, make_norm
@@ -43,7 +42,6 @@ from fromscratch.models.gpt2 import gpt2_init
 
 NORMS = ("rms", "layer")  # the block's norm_kind
 FEEDFORWARDS = {"swiglu": ("swiglu", "relu"), "gelu": ("mlp", "gelu")}  # a block's options
-POSITIONS = ("rope", "learned")
 
 
 @dataclass(frozen=True)
@@ -62,7 +60,7 @@ class LlamaConfig:
     tied: bool = True  # output layer = token embedding (SmolLM2, stories260K: yes; Llama 2: no)
     norm: str = "rms"  # "rms" (Llama) or "layer" (GPT-2's LayerNorm; chapter 14's ablation)
     feedforward: str = "swiglu"  # "swiglu" (Llama) or "gelu" (GPT-2's MLP, hidden wide; the ablation)
-    positions: str = "rope"  # "rope" (Llama) or "learned" (GPT-2's position vectors; the ablation)
+    positions: str = "rope"  # "rope" (Llama), "learned" (GPT-2's; the ablation), any attention.SCHEMES name
     bias: bool = False  # biases in every linear layer (Llama: none; GPT-2: all)
     dropout: float = 0.0  # after the embeddings and each sub-layer (Llama: 0)
 
@@ -87,14 +85,16 @@ class Llama(nn.Module):
         for name, value, choices in [
             ("norm", c.norm, NORMS),
             ("feedforward", c.feedforward, FEEDFORWARDS),
-            ("positions", c.positions, POSITIONS),
         ]:
             if value not in choices:
                 raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}.")
         self.context, self.vocab_size = c.context, c.vocab_size
         self.token_embedding = nn.Embedding(c.vocab_size, c.emb)
-        self.position_embedding = nn.Embedding(c.context, c.emb) if c.positions == "learned" else None
-        self.rotary = RotaryEmbedding(c.head_dim, base=c.rope_theta) if c.positions == "rope" else None
+        parts = position_parts(
+            c.positions, max_len=c.context, emb=c.emb, heads=c.heads, head_dim=c.head_dim, base=c.rope_theta
+        )
+        self.position_embedding, self.rotary, self.position_bias = parts.added, parts.rotary, parts.bias
+        self._register_load_state_dict_pre_hook(_renamed_positions)
         self.dropout = nn.Dropout(c.dropout)
         feedforward, activation = FEEDFORWARDS[c.feedforward]
         self.blocks = nn.ModuleList(
@@ -154,12 +154,14 @@ class Llama(nn.Module):
             check_padding_mask(padding_mask, b, t)
         x = self.token_embedding(input_ids)  # (b, t, e)
         if self.position_embedding is not None:
-            positions = torch.arange(past, past + t, device=input_ids.device)  # (t,)
-            x = x + self.position_embedding(positions)  # (b, t, e)
+            x = (
+                x + self.position_embedding.positions(past + t)[past:]
+            )  # (b, t, e): positions past .. past+t-1
         x = self.dropout(x)
+        bias = self.position_bias(t, past + t) if self.position_bias is not None else None  # (h, t, tk)
         weights = []
         for i, block in enumerate(self.blocks):
-            extra = {"rotary": self.rotary, "padding_mask": padding_mask}
+            extra = {"rotary": self.rotary, "bias": bias, "padding_mask": padding_mask}
             if cache is not None:
                 extra["cache"] = cache[i]
             if return_attention:
@@ -169,6 +171,14 @@ class Llama(nn.Module):
                 x = block(x, **extra)  # (b, t, e)
         logits = self.to_logits(self.final_norm(x))  # (b, t, V)
         return (logits, weights) if return_attention else logits
+
+
+def _renamed_positions(state: dict, prefix: str, *args) -> None:
+    """Checkpoints written before the position registry kept learned positions as a bare ``nn.Embedding``
+    (``position_embedding.weight``); they now live in a ``PositionEmbedding``: read the old name too."""
+    old, new = f"{prefix}position_embedding.weight", f"{prefix}position_embedding.embedding.weight"
+    if old in state and new not in state:
+        state[new] = state.pop(old)
 
 
 __all__ = ["Llama", "LlamaConfig"]
