@@ -24,8 +24,7 @@ import torch
 from gpu_check_pack import PackedRun, unpack_model
 from step_counts import counted
 
-from fromscratch.training import TrainConfig, train
-from fromscratch.training.loop import to_device
+from fromscratch.training import TrainConfig, to_device, train
 from fromscratch.training.precision import PrecisionWarning, choose_precision
 
 LR = 1e-4  # small: the weights are redrawn, not trained; the check is about time, memory and overflow

@@ -48,10 +48,8 @@ from torch import nn
 
 from fromscratch.models import Classifier, Generator
 from fromscratch.training.losses import next_token_loss
-from fromscratch.training.precision import choose_precision, cpu_has_bf16
+from fromscratch.training.precision import DTYPES, Precision, choose_precision, cpu_has_bf16
 from fromscratch.utils import time_call
-
-DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 
 
 @dataclass(frozen=True)
@@ -129,8 +127,9 @@ def training_flops(model: nn.Module, setting: Setting, tokens: int) -> float:
 
 def matmul_peak(device: torch.device, precision: str, n: int, repeats: int = 3) -> float:
     """FLOP/s of an ``n x n`` matmul in ``precision`` on ``device`` (the best of ``repeats``)."""
-    a = torch.randn(n, n, device=device, dtype=DTYPES[precision])
-    b = torch.randn(n, n, device=device, dtype=DTYPES[precision])
+    dtype = Precision.named(precision).compute_dtype  # what a matmul runs in under autocast to it
+    a = torch.randn(n, n, device=device, dtype=dtype)
+    b = torch.randn(n, n, device=device, dtype=dtype)
     seconds = time_call(lambda: a @ b, repeats=repeats, warmup=1, statistic="min")
     return 2 * n**3 / seconds
 

@@ -1,10 +1,20 @@
 """fromscratch: the shared code of the course *Transformers from Scratch*.
 
-Modules, in the order the course teaches them: ``profiles`` (run sizes, ``setup``), ``data``
-(datasets), ``recommend`` (ch. 01), ``masks`` and ``attention`` (ch. 02-04), ``blocks`` and
-``models`` (ch. 05-07), ``losses`` and ``interop``, ``train`` and ``checkpoints``, ``metrics``,
-``generate``, ``viz`` and ``exercises``. Small helpers every chapter uses (``evaluating``,
-``count_parameters``, ``time_call``) live in ``utils``.
+Its rooms (folders), bottom floor first; each imports only from the rooms below it (CONTRIBUTING.md's
+"may import" table, checked by ``tests/test_imports.py``):
+
+- ``attention`` (ch. 02-04, 11: attention, masks, positions, the KV cache), ``tokenizers`` (the one
+  table of special ids, vocabularies, BPE) and ``utils`` (``evaluating``, ``count_parameters``,
+  ``time_call``, ``loglog_slope``), the one module at the root;
+- ``blocks`` (ch. 05: the transformer block and stack), ``data`` (the datasets, batching) and
+  ``generate`` (ch. 07, 09: sampling and beam search);
+- ``models`` (every model with its config, from chapter 01's recommender on);
+- ``training`` (``train``, ``TrainConfig``, checkpoints, precision, memory), ``interop`` (weights to and
+  from PyTorch and Hugging Face), ``metrics`` and ``viz``;
+- ``recipes`` (pipelines chapters share), ``profiles`` (smoke, cpu and gpu run sizes, ``setup``) and
+  ``exercises`` (the checkers of each chapter's exercises).
+
+This module itself only brings ``setup`` and the profile to the top: ``fromscratch.setup(seed=0)``.
 """
 
 from fromscratch.profiles import Profile, profile, setup

@@ -147,8 +147,8 @@ def check_checkpointed_block(candidate: Callable[[nn.Module, Tensor], Tensor]) -
 
 
 def largest_batch(config: GeneratorConfig, device_bytes: float, precision: str = "fp32") -> int:
-    """The largest batch whose estimated training step fits ``device_bytes`` (80 % usable), by doubling
-    and halving.
+    """The largest batch whose estimated training step fits ``device_bytes`` by the course's one rule
+    (``memory.fits``: the step's peak and the CUDA context within 80 % of it), by doubling and halving.
     """
     if not fits(estimate_memory(config, 1, precision=precision), device_bytes):
         return 0

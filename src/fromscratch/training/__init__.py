@@ -2,19 +2,26 @@
 
 - :mod:`~fromscratch.training.loop`: ``train(model, batches, loss_fn, config)`` and ``TrainConfig``;
 - :mod:`~fromscratch.training.schedule`: warm-up and decay, by steps or by seconds;
+- :mod:`~fromscratch.training.batches`: moving a batch to the device, its size, the longest batch;
 - :mod:`~fromscratch.training.history`: the losses and evaluations of a run, and their plot;
+- :mod:`~fromscratch.training.resume`: everything a run changes, so it resumes exactly;
 - :mod:`~fromscratch.training.checkpoints`: atomic, resumable checkpoints named from a run's configs;
-- :mod:`~fromscratch.training.precision`: the precision a device can really run fast;
+- :mod:`~fromscratch.training.precision`: the precision a device can really run fast, and the one
+  table of what each precision's name means;
+- :mod:`~fromscratch.training.skipping`: the steps fp16 skips, and when to give up (ch. 12);
 - :mod:`~fromscratch.training.losses`: the losses of the course's tasks;
 - :mod:`~fromscratch.training.distributed`: data-parallel training under ``torchrun`` (ch. 12);
-- :mod:`~fromscratch.training.memory`: what a training step holds in memory (ch. 12).
+- :mod:`~fromscratch.training.memory`: what a training step holds in memory, and the one rule for
+  whether it fits a GPU (ch. 12);
+- :mod:`~fromscratch.training.fits`: ``train``'s check that a run fits, before its first step;
 
-Imports the layers below it (attention, blocks, models, data); never a recipe, profile or chapter.
+Imports the rooms below it (models, data, tokenizers, utils); never a recipe, profile or chapter.
 """
 
+from fromscratch.training.batches import to_device
 from fromscratch.training.checkpoints import checkpoint_path, load_checkpoint, run_checkpoint, save_checkpoint
 from fromscratch.training.history import History
-from fromscratch.training.loop import TrainConfig, to_device, train
+from fromscratch.training.loop import TrainConfig, train
 from fromscratch.training.schedule import Schedule, lr_factor
 
 __all__ = [

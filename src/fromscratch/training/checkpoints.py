@@ -1,15 +1,20 @@
 """Checkpoint files: where they go, how they are written, and the random state a resumed run needs.
 
 Used by the training loop (``fromscratch.training``, chapters 01, 06, 07): a checkpoint is one file
-holding the model, the optimiser, the schedule, the history and every random generator's state,
-so ``TrainConfig(resume=True)`` continues a run exactly. (This is not *gradient* checkpointing,
-which trades compute for memory.)
+holding the model, the optimiser, the schedule, the history and every random generator's state
+(:class:`~fromscratch.training.resume.RunState`), so ``TrainConfig(resume=True)`` continues a run
+exactly. (This is not *gradient* checkpointing, which trades compute for memory.) A chapter names
+its run's file with :func:`run_checkpoint`, never by hand::
 
-- :func:`checkpoint_path` names a file under the data cache (``$FROMSCRATCH_DATA/checkpoints/``),
-  so a chapter never writes to a path relative to the directory it runs in;
+    file = run_checkpoint("07_generator", size.model, size.train, {"seed": 0})
+    history = train(model, batches, loss_fn, replace(size.train, checkpoint=file, resume=True))
+
 - :func:`run_checkpoint` names a run's file from a hash of everything that changes its result (model
   config, train config, data selection, seed, the package's version): change the learning rate and
   the run gets a new file, so a stale checkpoint of another run is never loaded;
+- :func:`checkpoint_path`, underneath it, puts a file under the data cache
+  (``$FROMSCRATCH_DATA/checkpoints/``), so a chapter never writes to a path relative to the
+  directory it runs in;
 - :func:`save_checkpoint` writes atomically: a crash leaves the old file or the new one, never half;
 - :func:`rng_state` / :func:`set_rng_state` capture and restore Python's, NumPy's and torch's generators;
   :func:`random_state_kept` restores them (and a data source's own generator) after a block.
@@ -72,10 +77,10 @@ def random_state_kept(*sources: Any) -> Iterator[None]:
 
 
 def checkpoint_path(name: str) -> Path:
-    """Where the checkpoint file ``name`` lives: ``cache_dir() / "checkpoints" / name``.
+    """Where the checkpoint file ``name`` lives: ``cache_dir() / "checkpoints" / name``, under the data
+    cache (``$FROMSCRATCH_DATA``), never a path relative to the working directory.
 
-    Pass it as ``TrainConfig(checkpoint=checkpoint_path("07_generator.pt"))``: checkpoints then go
-    under the data cache (``$FROMSCRATCH_DATA``), never to a path relative to the working directory.
+    :func:`run_checkpoint` names a run's file and calls this; a chapter calls :func:`run_checkpoint`.
     """
     relative = Path(name)
     if not name or relative.is_absolute() or ".." in relative.parts:

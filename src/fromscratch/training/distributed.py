@@ -21,6 +21,7 @@ The same command on other machines:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 from collections.abc import Callable, Iterable, Iterator
@@ -169,6 +170,12 @@ def wrap(model: nn.Module, device: torch.device) -> nn.Module:
     return DistributedDataParallel(model, device_ids=ids)
 
 
+def no_sync(net: nn.Module, skip: bool) -> contextlib.AbstractContextManager:
+    """``net.no_sync()`` (no gradient all-reduce: a micro-batch before the last of a step) for a DDP
+    model when ``skip``; else nothing."""
+    return net.no_sync() if skip and hasattr(net, "no_sync") else contextlib.nullcontext()
+
+
 def mean_over_ranks(value: float) -> float:
     """The average of a number over all ranks (the number itself outside a process group)."""
     if not is_distributed():
@@ -223,6 +230,7 @@ __all__ = [
     "is_main",
     "launch",
     "mean_over_ranks",
+    "no_sync",
     "rank",
     "shard",
     "wrap",

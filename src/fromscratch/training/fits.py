@@ -1,9 +1,10 @@
 """Does a training run fit the GPU? Say so before training starts, not after ten minutes (chapters 06-14).
 
-``train`` calls :func:`check_run` on a CUDA device before its first step, with the run's longest batch
-(:func:`probe_batch`), against the memory still free on the GPU: a run that will not fit stops at once
-with a ``ValueError`` saying by how much and what to change. A chapter may also check several runs at
-once, before the first of them, with :func:`check_fits` and each run's estimated peak:
+``train`` calls :func:`check_run` on a CUDA device before its first step, with the run's longest
+batch (:func:`~fromscratch.training.batches.probe_batch`), against the memory still free on the GPU:
+a run that will not fit stops at once with a ``ValueError`` saying by how much and what to change. A
+chapter may also check several runs at once, before the first of them, with :func:`check_fits` and
+each run's estimated peak:
 
     from fromscratch.training.fits import check_fits
     from fromscratch.training.memory import estimate_memory
@@ -12,9 +13,11 @@ once, before the first of them, with :func:`check_fits` and each run's estimated
     half = choose_precision(device).name  # the precision `train` will use here: "fp16" on a T4
     check_fits({"7.6 generator": estimate_memory(size.model, size.batch_size, precision=half)}, device)
 
-On a CUDA device it compares each estimate plus :data:`CUDA_CONTEXT` with ``margin`` (80 %) of the
-GPU's memory and raises a ``ValueError`` naming every run that does not fit and by how much; on a CPU
-or MPS there is no fixed memory to check against and it returns at once.
+Both ask the course's one rule, :func:`fromscratch.training.memory.fits`: a run fits when its step's
+peak plus the CUDA context takes at most ``margin`` (80 %) of the memory, the GPU's whole memory for
+:func:`check_fits`, what is still free for :func:`check_run`. A run that does not fit raises a
+``ValueError`` saying by how much; on a CPU or MPS there is no fixed memory to check against and
+both return at once.
 
 :func:`estimate_memory <fromscratch.training.memory.estimate_memory>` (chapter 12) estimates
 generators and classifiers from their configs. For every other model (encoder-decoders, BERT, ViTs,
@@ -29,10 +32,8 @@ parameter count:
 
 from __future__ import annotations
 
-import contextlib
-import itertools
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -40,86 +41,9 @@ from torch import nn
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves, tree_map_only
 
-from fromscratch.training.memory import MemoryEstimate, mib
+from fromscratch.training.batches import batch_size, probe_batch, take, tensors_in
+from fromscratch.training.memory import CUDA_CONTEXT, MARGIN, MemoryEstimate, fits, gpu_peak, mib, step_peak
 from fromscratch.training.precision import Precision
-
-CUDA_CONTEXT = 600 * 2**20  # bytes the CUDA context and cuBLAS/cuDNN workspaces hold before any tensor
-DTYPES = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}
-PROBE_LIMIT = 1_000  # batches of a sized source :func:`probe_batch` looks at for the longest one
-
-
-def batch_size(batch: Any) -> int:
-    """``b``: the first dimension of the first tensor in a (nested) tuple, list or dict batch."""
-    if isinstance(batch, torch.Tensor):
-        return batch.shape[0]
-    for part in batch.values() if isinstance(batch, dict) else batch:
-        with contextlib.suppress(TypeError, StopIteration):
-            return batch_size(part)
-    raise TypeError("the batch holds no tensor")
-
-
-def take(batch: Any, k: int, b: int | None = None) -> Any:
-    """The first ``k`` examples of ``batch``: every tensor whose first dimension is ``b`` is cut to ``k``."""
-    b = batch_size(batch) if b is None else b
-    if isinstance(batch, torch.Tensor):
-        return batch[:k] if batch.dim() and batch.shape[0] == b else batch
-    if isinstance(batch, dict):
-        return {name: take(part, k, b) for name, part in batch.items()}
-    if isinstance(batch, (list, tuple)):
-        return type(batch)(take(part, k, b) for part in batch)
-    return batch
-
-
-def _tensors(batch: Any) -> list[torch.Tensor]:
-    """Every tensor in a (nested) tuple, list or dict batch."""
-    if isinstance(batch, torch.Tensor):
-        return [batch]
-    parts = batch.values() if isinstance(batch, dict) else batch if isinstance(batch, (list, tuple)) else []
-    return [tensor for part in parts for tensor in _tensors(part)]
-
-
-def batch_elements(batch: Any) -> int:
-    """Elements of the largest tensor in ``batch``: ``b * t`` for a ``(b, t)`` batch of tokens."""
-    return max((tensor.numel() for tensor in _tensors(batch)), default=0)
-
-
-def probe_batch(batches: Any, *, limit: int = PROBE_LIMIT) -> tuple[Any, str]:
-    """The batch :func:`check_run` should measure: the longest one ``batches`` shows cheaply.
-
-    - a source with a length that can be iterated again (a list, a ``DataLoader``, ``ReviewBatches``):
-      the batch, of one pass (or of its first ``limit`` batches), whose largest tensor has the most
-      elements (:func:`batch_elements`: with padding or token budgets, the longest in tokens);
-    - a function returning a fresh iterator, or a source without a length (an endless stream): its first
-      batch only. That is the longest when every batch has the same shape (enwik8's windows); when the
-      shapes vary, a later batch may need more memory than the check measured;
-    - a one-shot iterator: a ``ValueError`` (a look would use up its batches; ``train`` skips the check).
-
-    Returns the batch and a few words saying which it is, for :func:`check_run`'s message. The pass
-    draws random numbers as a pass of training does: ``train`` looks inside
-    :func:`~fromscratch.training.checkpoints.random_state_kept`, so the run stays the same.
-    """
-    if isinstance(batches, Iterator):
-        raise ValueError(
-            "probe_batch cannot look at a one-shot iterator without using up its batches; pass a list, "
-            "a DataLoader or a function returning a fresh iterator."
-        )
-    try:
-        n = None if callable(batches) else len(batches)
-    except TypeError:  # no length: perhaps endless
-        n = None
-    longest, most, seen = None, -1, 0
-    for batch in itertools.islice(batches() if callable(batches) else batches, 1 if n is None else limit):
-        seen += 1
-        if batch_elements(batch) > most:
-            longest, most = batch, batch_elements(batch)
-    if longest is None:
-        raise ValueError("The batches are empty: give train at least one batch.")
-    tensors = _tensors(longest)
-    shape = " x ".join(map(str, max(tensors, key=torch.Tensor.numel).shape)) if tensors else "no tensor"
-    if n is None:
-        return longest, f"its first batch: {shape}; later ones were not looked at"
-    which = f"its {n:,} batches" if seen >= n else f"the first {seen:,} of its {n:,} batches"
-    return longest, f"the longest of {which}: {shape}"
 
 
 class StorageWatch(TorchDispatchMode):
@@ -181,7 +105,7 @@ def activation_peak(model: nn.Module, loss_fn: Callable[[nn.Module, Any], torch.
     gradients: saved activations, the backward's temporaries and the batch itself (measured here)."""
     model.zero_grad(set_to_none=True)
     params = list(model.parameters())
-    with StorageWatch(*params, *_tensors(batch)) as watch:
+    with StorageWatch(*params, *tensors_in(batch)) as watch:
         loss_fn(model, batch).backward()
     peak = watch.peak_without([p.grad for p in params if p.grad is not None])
     model.zero_grad(set_to_none=True)
@@ -193,30 +117,29 @@ def estimate_training(
     loss_fn: Callable[[nn.Module, Any], torch.Tensor],
     batch: Any,
     *,
-    precision: str = "fp32",
+    precision: str | Precision = "fp32",
     probe: int = 8,
 ) -> MemoryEstimate:
     """Estimate the peak of one AdamW training step of ``model`` on ``batch`` (any model, any batch).
 
     The activations come from :func:`activation_peak` for ``b // probe`` and twice as many examples of
-    ``batch`` (cut with :func:`take`, so every length stays; at least 2 and 4), on the model's device
-    under autocast to ``precision`` ("fp16"/"bf16"; "fp32": none), extended linearly to the whole batch
-    (what does not grow with ``b``, like autocast's 16-bit weight copies, is the line's intercept; with
-    too few examples, batch-independent temporaries hide the slope); weights, all their gradients and
-    AdamW's moments are added from the parameter count, as chapter 12's estimate adds them.
-    ``loss_fn(model, batch)`` is the loss ``train`` would call.
+    ``batch`` (cut with :func:`~fromscratch.training.batches.take`, so every length stays; at least 2
+    and 4), on the model's device under autocast to ``precision`` (a :class:`Precision` or its name:
+    "fp16"/"bf16"; "fp32": none), extended linearly to the whole batch (what does not grow with ``b``,
+    like autocast's 16-bit weight copies, is the line's intercept; with too few examples,
+    batch-independent temporaries hide the slope); weights, all their gradients and AdamW's moments
+    are added from the parameter count, as chapter 12's estimate adds them. ``loss_fn(model, batch)``
+    is the loss ``train`` would call.
     """
-    if precision not in DTYPES:
-        raise ValueError(f"precision must be one of {', '.join(map(repr, DTYPES))}; got {precision!r}.")
+    chosen = precision if isinstance(precision, Precision) else Precision.named(precision)
     b = batch_size(batch)
     small = min(b, max(2, b // probe))  # never 1: a lone example's temporaries bend the line (a CNN's)
     large = min(b, 2 * small)
     device = next(model.parameters()).device.type
-    dtype = DTYPES[precision]
 
     def peak(k: int) -> int:
         part = tree_map_only(torch.Tensor, torch.clone, take(batch, k, b))  # its own storage: k, not b
-        with Precision(dtype, dtype == torch.float16).autocast(device):  # as `train` runs it
+        with chosen.autocast(device):  # as `train` runs it
             return activation_peak(model, loss_fn, part)
 
     first, second = peak(small), peak(large)
@@ -235,26 +158,15 @@ def estimate_training(
     )
 
 
-def step_peak(estimate: MemoryEstimate) -> int:
-    """The peak of a training step: the estimate's total (the start of the backward pass), or the
-    optimiser's step if that is more (weights, gradients, AdamW's moments and, on a GPU, one fp32
-    temporary per weight: ``torch.optim.AdamW``'s multi-tensor update takes the moments' square roots)."""
-    return max(estimate.total, estimate.parameters + 2 * estimate.gradients + estimate.optimizer)
-
-
-def gpu_peak(estimate: MemoryEstimate | int) -> int:
-    """Bytes a run needs on a GPU: the step's peak (:func:`step_peak`, or bytes) and the CUDA context."""
-    return (step_peak(estimate) if isinstance(estimate, MemoryEstimate) else int(estimate)) + CUDA_CONTEXT
-
-
 def check_fits(
     runs: dict[str, MemoryEstimate | int],
     device: torch.device | str,
     *,
     device_bytes: float | None = None,
-    margin: float = 0.8,
+    margin: float = MARGIN,
 ) -> dict[str, float]:
-    """Check that every run fits ``margin`` of the device's memory; ``{run: share of the memory}``.
+    """Check that every run fits ``margin`` of the device's memory (the rule of
+    :func:`~fromscratch.training.memory.fits`); ``{run: share of the memory}``.
 
     runs: each run's name and its estimated peak (a :class:`MemoryEstimate`, or bytes), without the
     CUDA context (added here). device_bytes: the memory to check against (default: the CUDA device's
@@ -266,14 +178,13 @@ def check_fits(
         if device.type != "cuda":
             return {}
         device_bytes = torch.cuda.get_device_properties(device).total_memory
-    usable = margin * device_bytes
     shares = {name: gpu_peak(need) / device_bytes for name, need in runs.items()}
-    over = {name: gpu_peak(need) - usable for name, need in runs.items() if gpu_peak(need) > usable}
+    over = [name for name, need in runs.items() if not fits(need, device_bytes, margin=margin)]
     if over:
         lines = "; ".join(
-            f"{name} needs {mib(gpu_peak(runs[name]))}, {mib(extra)} more than {margin:.0%} of "
-            f"{mib(device_bytes)}"
-            for name, extra in over.items()
+            f"{name} needs {mib(gpu_peak(runs[name]))}, {mib(gpu_peak(runs[name]) - margin * device_bytes)} "
+            f"more than {margin:.0%} of {mib(device_bytes)}"
+            for name in over
         )
         raise ValueError(
             f"Not enough GPU memory: {lines} (CUDA context included). Use a smaller profile "
@@ -305,22 +216,24 @@ def check_run(
     *,
     device_bytes: float | None = None,
     name: str = "this training run",
-    margin: float = 0.8,
+    margin: float = MARGIN,
 ) -> dict[str, float]:
     """``train``'s check before its first step: does one step of ``model`` on ``batch`` (on ``device``) in
-    ``precision`` fit ``margin`` (80 %) of the GPU memory the run can have? ``{name: share of it}``.
+    ``precision`` fit ``margin`` (80 %) of the GPU memory the run can have (the rule of
+    :func:`~fromscratch.training.memory.fits`)? ``{name: share of it}``.
 
     The estimate is :func:`estimate_training`'s, on the batch given (``train`` gives the longest one
-    :func:`probe_batch` finds). On a CUDA device it is checked against the memory still free
-    (:func:`free_memory`), not the GPU's total, so earlier models and other processes count; the
-    ``ValueError`` says by how much the run is short and whether freeing memory would be enough.
+    :func:`~fromscratch.training.batches.probe_batch` finds). On a CUDA device it is checked against
+    the memory still free (:func:`free_memory`), not the GPU's total, so earlier models and other
+    processes count; the ``ValueError`` says by how much the run is short and whether freeing memory
+    would be enough.
     device_bytes: check against a pretend device of that size, all of it free (:func:`check_fits`);
     on a CPU or MPS without it nothing is checked and ``{}`` comes back.
     """
     if torch.device(device).type != "cuda" and device_bytes is None:
         return {}
     try:
-        estimate = estimate_training(model, loss_fn, batch, precision=precision.name)
+        estimate = estimate_training(model, loss_fn, batch, precision=precision)
     except torch.cuda.OutOfMemoryError as error:  # even a quarter of the batch does not fit
         raise ValueError(
             f"Not enough GPU memory for a quarter of one batch of this run ({error}). Use a smaller "
@@ -330,9 +243,9 @@ def check_run(
         return check_fits({name: estimate}, device, device_bytes=device_bytes, margin=margin)
     need = gpu_peak(estimate)
     usable, free, total = free_memory(model, device)
-    if need <= margin * usable:
+    if fits(estimate, usable, margin=margin):
         return {name: need / usable}
-    if need <= margin * total:  # the GPU is big enough, but something else holds its memory
+    if fits(estimate, total, margin=margin):  # the GPU is big enough, but something else holds its memory
         fix = (
             f"It would fit were the GPU free: {mib(max(0, total - usable))} of it is held by other "
             f"tensors or processes. Free them (del earlier models and optimisers, then "
@@ -348,16 +261,14 @@ def check_run(
 
 
 __all__ = [
-    "CUDA_CONTEXT",
-    "PROBE_LIMIT",
     "StorageWatch",
     "activation_peak",
-    "batch_elements",
-    "batch_size",
     "check_fits",
     "check_run",
     "estimate_training",
     "free_memory",
+    # at home in `memory` (the rule) and `batches`, named here too for the chapters and benchmarks
+    "CUDA_CONTEXT",
     "gpu_peak",
     "probe_batch",
     "step_peak",

@@ -1,5 +1,5 @@
 """What a training run records: one row per step (step, loss, lr) and one per evaluation (step,
-seconds of training so far, the metrics).
+seconds of training so far, the metrics), and how many steps fp16 skipped.
 
 :func:`fromscratch.training.train` returns a :class:`History`; ``history.plot()`` draws the learning
 curves, ``history.series("loss")`` and ``history.last("accuracy")`` read it.
@@ -14,10 +14,13 @@ import numpy as np
 
 class History:
     """What happened during training: one row per step (step, loss, lr) and one per evaluation
-    (step, seconds, metrics)."""
+    (step, seconds, metrics), and the steps fp16 skipped, by cause (``skipped``, chapter 12)."""
 
-    def __init__(self, rows: list[dict[str, float]] | None = None):
+    def __init__(self, rows: list[dict[str, float]] | None = None, skipped: dict[str, int] | None = None):
         self.rows: list[dict[str, float]] = rows or []
+        # steps skipped for an inf or NaN "loss" or by the scaler for inf "gradients" (fp16 only: see
+        # fromscratch.training.skipping); `train` fills it in
+        self.skipped: dict[str, int] = skipped or {"loss": 0, "gradients": 0}
 
     def series(self, key: str, x: str = "step") -> tuple[list[float], list[float]]:
         """``(steps, values)`` of every row that has ``key``; ``x="seconds"``: against training seconds

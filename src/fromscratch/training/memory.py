@@ -10,7 +10,9 @@ the fused kernel of chapter 06 never stores them, keeping only ``(b, h, t)`` log
 :func:`block_activations`); :func:`measure_activations` *measures* what autograd really keeps, with
 ``torch.autograd.graph.saved_tensors_hooks`` (every tensor saved for backward passes through the
 hook; storages are counted once, parameters not at all), on any device. :func:`cuda_peak` reads
-``torch.cuda.max_memory_allocated`` around a training step on a GPU.
+``torch.cuda.max_memory_allocated`` around a training step on a GPU. Whether a step fits a GPU is one
+rule, :func:`fits`: the step's peak and the CUDA context within 80 % of the memory; ``train``'s own
+check before its first step (:mod:`~fromscratch.training.fits`) asks it too.
 
 Shape legend: ``b`` batch, ``t`` length, ``n = b·t`` positions, ``e`` embedding, ``h`` heads,
 ``f = ff_mult·e`` the feed-forward width, ``V`` vocabulary.
@@ -27,8 +29,11 @@ import torch
 from torch import nn
 
 from fromscratch.models import Classifier, ClassifierConfig, Generator, GeneratorConfig
+from fromscratch.training.precision import Precision
 
-HALF = ("bf16", "fp16")  # 16-bit autocast: matmul inputs and outputs in 2 bytes, the rest in fp32
+CUDA_CONTEXT = 600 * 2**20  # bytes the CUDA context and cuBLAS/cuDNN workspaces hold before any tensor
+T4_BYTES = 15 * 10**9  # a Colab T4's 15 GB
+MARGIN = 0.8  # a run may plan on this share of a GPU's memory: the rest for the allocator's fragments
 ATTENTION_PATHS = ("fast", "teaching")
 MODELS = {GeneratorConfig: Generator, ClassifierConfig: Classifier}
 
@@ -53,9 +58,7 @@ class MemoryEstimate:
     gradients: int  # one fp32 gradient per weight
     optimizer: int  # AdamW's two fp32 moments per weight
     weight_copies: int  # 16-bit copies of the matmul weights that autocast saves for the backward (0 in fp32)
-    activations: (
-        int  # everything saved for the backward after the forward pass (all blocks, embeddings, loss)
-    )
+    activations: int  # everything the forward pass saves for the backward (all blocks, embeddings, loss)
     per_block: int  # of which one block (without checkpointing; with it: the block's input only)
     scores: int  # of one block's activations without checkpointing: the (b, h, t, t) weights (teaching path)
     recompute: int  # with checkpointing: one block's activations, rebuilt during the backward pass
@@ -64,14 +67,8 @@ class MemoryEstimate:
     @property
     def total(self) -> int:
         """The peak of a training step: weights, gradients, optimiser, saved activations, recomputation."""
-        return (
-            self.parameters
-            + self.gradients
-            + self.optimizer
-            + self.weight_copies
-            + self.activations
-            + self.recompute
-        )
+        states = self.parameters + self.gradients + self.optimizer  # what exists whatever the batch
+        return states + self.weight_copies + self.activations + self.recompute
 
     def table(self) -> str:
         """A plain-text table of the parts and the total."""
@@ -109,7 +106,7 @@ def block_activations(
     attention output, the two LayerNorms' fp32 inputs and statistics, the ReLU output, and with
     dropout its masks (``dropout`` tensors are saved in the activation dtype on the CPU).
     """
-    half = precision in HALF
+    half = Precision.named(precision).dtype is not None  # 16-bit autocast: matmuls in 2 bytes
     w = 2 if half else 4  # bytes of a matmul input or output
     parts = {
         "linear inputs (q, k, v)": (3 if half else 1) * n * emb * w,
@@ -166,8 +163,6 @@ def estimate_memory(
         raise ValueError(
             f"config must be a GeneratorConfig or a ClassifierConfig, got {type(config).__name__}."
         )
-    if precision not in ("fp32", *HALF):
-        raise ValueError(f"precision must be 'fp32', 'bf16' or 'fp16' (16-bit autocast); got {precision!r}.")
     if attention not in ATTENTION_PATHS:
         raise ValueError(
             f"attention must be 'fast' (fused kernel) or 'teaching' (weights kept); got {attention!r}."
@@ -177,7 +172,7 @@ def estimate_memory(
     checkpoint = config.checkpoint if checkpoint is None else checkpoint
     if masked is None:
         masked = (config.causal and attention == "teaching") if generator else config.pad_id is not None
-    half = precision in HALF
+    half = Precision.named(precision).dtype is not None  # raises for a name that is no precision
     n_params, linear, head = weight_counts(config)
     b, n, e = batch, batch * t, config.emb
     parts = block_activations(
@@ -263,15 +258,29 @@ def cuda_peak(step: Callable[[], None], device: torch.device | str = "cuda") -> 
     return torch.cuda.max_memory_allocated(device)
 
 
-def fits(estimate: MemoryEstimate, device_bytes: float, *, margin: float = 0.8) -> bool:
-    """True when the estimate takes at most ``margin`` of ``device_bytes`` (room for buffers, the CUDA
-    context)."""
-    return estimate.total <= margin * device_bytes
+def step_peak(estimate: MemoryEstimate) -> int:
+    """The peak of a training step: the estimate's total (the start of the backward pass), or the
+    optimiser's step if that is more (weights, gradients, AdamW's moments and, on a GPU, one fp32
+    temporary per weight: ``torch.optim.AdamW``'s multi-tensor update takes the moments' square roots)."""
+    return max(estimate.total, estimate.parameters + 2 * estimate.gradients + estimate.optimizer)
 
 
-T4_BYTES = 15 * 10**9  # a Colab T4's 15 GB
+def gpu_peak(estimate: MemoryEstimate | int) -> int:
+    """Bytes a run needs on a GPU: the step's peak (:func:`step_peak`, or bytes) and the CUDA context."""
+    return (step_peak(estimate) if isinstance(estimate, MemoryEstimate) else int(estimate)) + CUDA_CONTEXT
+
+
+def fits(estimate: MemoryEstimate | int, device_bytes: float, *, margin: float = MARGIN) -> bool:
+    """Does a run fit a GPU of ``device_bytes``? The course's one rule: its :func:`gpu_peak` (the step's
+    peak and the CUDA context) takes at most ``margin`` (80 %) of them. ``estimate``: a
+    :class:`MemoryEstimate`, or a step's peak in bytes. :func:`fromscratch.training.fits.check_fits`
+    and ``train``'s own check (:func:`~fromscratch.training.fits.check_run`) ask this."""
+    return gpu_peak(estimate) <= margin * device_bytes
+
 
 __all__ = [
+    "CUDA_CONTEXT",
+    "MARGIN",
     "MemoryEstimate",
     "SavedTensors",
     "T4_BYTES",
@@ -280,6 +289,8 @@ __all__ = [
     "cuda_peak",
     "estimate_memory",
     "fits",
+    "gpu_peak",
     "measure_activations",
     "mib",
+    "step_peak",
 ]

@@ -34,7 +34,10 @@ leaves the weights, the optimiser and the gradients in fp32. Two 16-bit types ex
 
 The loop, chapter 12 and the benchmarks all ask :func:`choose_precision`; none calls
 ``torch.autocast`` itself: ``with chosen.autocast(device): loss = ...`` and
-``scaler = chosen.grad_scaler(device)``.
+``scaler = chosen.grad_scaler(device)``. What a name means once chosen is written once, here:
+:data:`DTYPES` maps "fp32", "bf16" and "fp16" to their autocast dtype, and ``Precision.named(name)``
+adds the loss scaler exactly for fp16; the memory estimates (:mod:`~fromscratch.training.memory`,
+:mod:`~fromscratch.training.fits`) and the benchmarks read a name through it.
 """
 
 from __future__ import annotations
@@ -47,11 +50,11 @@ from typing import NamedTuple
 
 import torch
 
-PRECISIONS = ("auto", "best", "bf16", "fp16", "fp32")
+DTYPES = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}  # the one table: name -> autocast
+PRECISIONS = ("auto", "best", *sorted(DTYPES))  # what TrainConfig.precision takes: a choice, or a name
 CPU_BF16_FLAGS = ("avx512_bf16", "amx_bf16")  # /proc/cpuinfo flags of CPUs with bf16 matrix instructions
 BF16_CAPABILITY = (8, 0)  # Ampere: the first NVIDIA GPUs with bf16 tensor cores
 FP16_CAPABILITY = (7, 0)  # Volta: the first with fp16 tensor cores
-NAMES = {None: "fp32", torch.bfloat16: "bf16", torch.float16: "fp16"}
 
 
 class PrecisionWarning(UserWarning):
@@ -64,10 +67,23 @@ class Precision(NamedTuple):
     dtype: torch.dtype | None  # torch.bfloat16, torch.float16, or None (no autocast, fp32)
     scaler: bool  # a GradScaler is on: exactly when dtype is fp16
 
+    @classmethod
+    def named(cls, name: str) -> Precision:
+        """The precision ``name`` ("bf16", "fp16" or "fp32") stands for, on any device: its autocast dtype
+        from :data:`DTYPES`, and a loss scaler exactly for fp16 (the one place that rule is written)."""
+        if name not in DTYPES:
+            raise ValueError(f"precision must be one of {', '.join(map(repr, DTYPES))}; got {name!r}.")
+        return cls(DTYPES[name], name == "fp16")
+
     @property
     def name(self) -> str:
         """``"bf16"``, ``"fp16"`` or ``"fp32"``."""
-        return NAMES[self.dtype]
+        return next(name for name, dtype in DTYPES.items() if dtype == self.dtype)
+
+    @property
+    def compute_dtype(self) -> torch.dtype:
+        """The dtype the matrix products run in: the autocast dtype, or ``torch.float32``."""
+        return self.dtype or torch.float32
 
     def autocast(self, device: torch.device | str) -> contextlib.AbstractContextManager:
         """The context to run the forward pass (and the loss) in: autocast to ``dtype``, or nothing."""
@@ -151,13 +167,13 @@ def _emulated(device: torch.device, what: str) -> None:
     )
 
 
-def _decide(precision: str, *, cuda: bool, bf16_units: bool, fp16_units: bool) -> torch.dtype | None:
-    """The autocast dtype for ``precision`` on a device with (or without) bf16 and fp16 units."""
+def _decide(precision: str, *, cuda: bool, bf16_units: bool, fp16_units: bool) -> Precision:
+    """What ``precision`` means on a device with (or without) bf16 and fp16 units."""
     if precision == "auto":
-        return torch.bfloat16 if cuda and bf16_units else torch.float16 if fp16_units else None
-    if precision == "best":
-        return torch.bfloat16 if bf16_units else torch.float16 if fp16_units else None
-    return {"bf16": torch.bfloat16, "fp16": torch.float16}.get(precision)
+        precision = "bf16" if cuda and bf16_units else "fp16" if fp16_units else "fp32"
+    elif precision == "best":
+        precision = "bf16" if bf16_units else "fp16" if fp16_units else "fp32"
+    return Precision.named(precision)
 
 
 def choose_precision(device: torch.device | str, precision: str = "auto") -> Precision:
@@ -172,8 +188,7 @@ def choose_precision(device: torch.device | str, precision: str = "auto") -> Pre
     units = {"bf16": bf16_supported(device), "fp16": fp16_fast(device)}
     if precision in units and not units[precision]:
         _emulated(device, precision)
-    dtype = _decide(precision, cuda=device.type == "cuda", bf16_units=units["bf16"], fp16_units=units["fp16"])
-    return Precision(dtype, dtype == torch.float16)
+    return _decide(precision, cuda=device.type == "cuda", bf16_units=units["bf16"], fp16_units=units["fp16"])
 
 
 def choose_for_gpu(capability: tuple[int, int], precision: str = "auto") -> Precision:
@@ -184,8 +199,7 @@ def choose_for_gpu(capability: tuple[int, int], precision: str = "auto") -> Prec
     if precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {', '.join(map(repr, PRECISIONS))}; got {precision!r}.")
     bf16, fp16 = tuple(capability) >= BF16_CAPABILITY, tuple(capability) >= FP16_CAPABILITY
-    dtype = _decide(precision, cuda=True, bf16_units=bf16, fp16_units=fp16)
-    return Precision(dtype, dtype == torch.float16)
+    return _decide(precision, cuda=True, bf16_units=bf16, fp16_units=fp16)
 
 
 def autocast_dtype(device: torch.device | str, precision: str = "auto") -> torch.dtype | None:
@@ -216,6 +230,7 @@ def describe(device: torch.device | str, precision: str = "auto") -> str:
 __all__ = [
     "BF16_CAPABILITY",
     "CPU_BF16_FLAGS",
+    "DTYPES",
     "FP16_CAPABILITY",
     "PRECISIONS",
     "Precision",
