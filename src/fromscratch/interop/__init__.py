@@ -11,8 +11,13 @@ One module per library whose models we compare with:
   the MiniLM that ``load_bert`` loads (chapter 10 and the tests). ``from_hf`` takes Llama too
   (:mod:`fromscratch.interop.hf_llama`, chapter 14).
 - :mod:`fromscratch.interop.llama2c`: llama2.c's models, ``load_tinyllama("stories260K")`` (chapter 14).
+- :mod:`fromscratch.interop.gguf` (with :mod:`~fromscratch.interop.quant`, Q4_1 and Q8_0 blocks) reads and
+  writes llama.cpp's GGUF files; :mod:`fromscratch.interop.gguf_llama` turns one into our Llama and BPE,
+  ``load_smollm2()``; :mod:`fromscratch.interop.hf_lora` builds ``peft``'s twin of our LoRA (chapter 15).
 """
 
+from fromscratch.interop.gguf import read_gguf, write_gguf  # chapter 15
+from fromscratch.interop.gguf_llama import load_smollm2, read_gguf_llama, write_gguf_llama
 from fromscratch.interop.huggingface import StateDictMismatch, from_hf, load_bert, load_gpt2  # chapter 10
 from fromscratch.interop.llama2c import load_tinyllama, read_llama2c  # chapter 14
 from fromscratch.interop.pytorch import (
@@ -43,6 +48,11 @@ __all__ = [
     "load_gpt2",
     "load_tinyllama",
     "read_llama2c",
+    "load_smollm2",
+    "read_gguf",
+    "read_gguf_llama",
+    "write_gguf",
+    "write_gguf_llama",
     "decoder_layer_table",
     "load_from_transformer",
     "to_transformer",

@@ -27,6 +27,7 @@ import numpy as np
 import torch
 
 from fromscratch.profiles.beyond import BEYOND_RUNS, BeyondRun
+from fromscratch.profiles.chat import CHAT_RUNS, ChatRun
 from fromscratch.profiles.decoders import DECODERS_RUNS, DecodersRun
 from fromscratch.profiles.early import (
     ATTENTION_RUNS,
@@ -66,6 +67,7 @@ class Profile:
     going_big: GoingBigRun  # chapter 12
     beyond: BeyondRun  # chapter 13
     decoders: DecodersRun  # chapter 14
+    chat: ChatRun  # chapter 15
 
 
 def get_profile(name: str) -> Profile:
@@ -91,6 +93,7 @@ def get_profile(name: str) -> Profile:
         going_big=GOING_BIG_RUNS[name],
         beyond=BEYOND_RUNS[name],
         decoders=DECODERS_RUNS[name],
+        chat=CHAT_RUNS[name],
     )
 
 

@@ -7,7 +7,8 @@ and byte-level byte-pair encoding, our own trainer and GPT-2's real tokeniser.
   (the ids equal ``tiktoken``'s ``gpt2``; :func:`fromscratch.data.pretrained.gpt2_tokenizer` reads the
   registered copies);
 - :mod:`fromscratch.tokenizers.words`: chapter 06's word tokeniser and :class:`Vocab`;
-- :mod:`fromscratch.tokenizers.special`: the special tokens and their ids, one table for every vocabulary.
+- :mod:`fromscratch.tokenizers.special`: the special tokens and their ids, one table for every vocabulary;
+- :mod:`fromscratch.tokenizers.chat`: ChatML, a conversation as text and ids, the assistant mask (chapter 15).
 
 Imports nothing from the rest of the package.
 """
@@ -21,6 +22,7 @@ from fromscratch.tokenizers.bpe import (
     text_bytes,
     train_bpe,
 )
+from fromscratch.tokenizers.chat import encode_chat, render_chatml  # chapter 15
 from fromscratch.tokenizers.gpt2 import END_OF_TEXT, bytes_to_unicode, read_gpt2_files, read_tiktoken_gpt2
 
 __all__ = [
@@ -35,4 +37,6 @@ __all__ = [
     "text_bytes",
     "read_tiktoken_gpt2",
     "train_bpe",
+    "encode_chat",
+    "render_chatml",
 ]
