@@ -39,7 +39,7 @@ from pathlib import Path
 
 import torch
 from gpu_plan_later import CHAPTERS
-from gpu_plan_measure import GPUS, T4, Row, measure
+from gpu_plan_measure import CUDA_OPS_PER_CPU_OP, GPUS, T4, Row, measure
 from heavy_cells import CELLS
 from step_counts import Counts, counted
 
@@ -63,13 +63,19 @@ class CellRow:
         return sum(units * gpu.card.ms(c, precision) for _, c, units, precision in self.parts) / 60_000
 
 
+def on_cuda(c: Counts) -> Counts:
+    """Counts made on the CPU, with the operations CUDA would dispatch (see CUDA_OPS_PER_CPU_OP)."""
+    return Counts(c.flops, round(c.ops * CUDA_OPS_PER_CPU_OP), c.bytes)
+
+
 def plan_cells(prof, chapters: list[str]) -> list[CellRow]:
     """Every heavy cell of ``chapters``: a unit of each part counted on the CPU."""
     rows = []
     for cell in (c for c in CELLS if c.chapter in chapters):
         torch.manual_seed(0)
         parts = [
-            (p.name, counted(p.unit), p.units, p.precision) for p in cell.parts(prof, torch.device("cpu"))
+            (p.name, on_cuda(counted(p.unit)), p.units, p.precision)
+            for p in cell.parts(prof, torch.device("cpu"))
         ]
         rows.append(CellRow(cell.chapter, cell.name, parts))
         print(f"  counted cell {cell.chapter} {cell.name}", flush=True)

@@ -1,5 +1,5 @@
 """Chapters 10-14's training runs for ``gpu_plan.py`` (the :class:`~gpu_plan_runs.Run` s and chapters
-01-09 are in ``gpu_plan_runs.py``), and :data:`CHAPTERS`, every chapter's adapter."""
+01-09 are in ``gpu_plan_runs.py``, 15 in ``gpu_plan_chat.py``), and :data:`CHAPTERS`, each one's adapter."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 import torch
+from gpu_plan_chat import chapter_15  # chapter 15's runs, in their own module
 from gpu_plan_runs import (
     Built,
     Run,
@@ -257,7 +258,7 @@ def chapter_13(prof) -> list[Run]:
             "13.2 local and full ViT, each data size",
             lambda: build_image(lambda: ViT(size.local_vit, local=None), size.image_batch),
             **length(size.local_train),
-            count=2 * len(size.local_sizes),
+            count=2 * len(size.local_sizes) * size.local_seeds,
             **counted,
             tokens=patches(size.local_vit),
         ),
@@ -278,8 +279,15 @@ def chapter_14(prof) -> list[Run]:
     def build(config) -> Built:
         return Llama(config), bytes_batch(config.context, run.batch_size), next_byte_loss
 
-    return [  # the six rungs of 14.1's ladder, each for the same minutes
-        Run("14", f"14.1 {name}", functools.partial(build, config), **length(run.train), attention=None)
+    return [  # the six rungs of 14.1's ladder, each for the same steps, once per seed
+        Run(
+            "14",
+            f"14.1 {name}",
+            functools.partial(build, config),
+            **length(run.train),
+            count=run.seeds,
+            attention=None,
+        )
         for name, config in run.ladder
     ]
 
@@ -295,4 +303,5 @@ CHAPTERS = {
     "12": chapter_12,
     "13": chapter_13,
     "14": chapter_14,
+    "15": chapter_15,
 }

@@ -13,12 +13,17 @@ reviews, at least 60), the batch (16), the max length (128 tokens of each model'
 head + tail), the warm-up (10 %) and linear decay, AdamW with weight decay 0.01, dropout 0.1, mean
 pooling, the 2,000 test reviews. Each starting point's peak lr is picked from its own grid of three on
 500 held-out training reviews (never trained on, never the test reviews), at N = 300 and seed 0; that
-run's model is then also that cell's. Before it, it prints the pretrained model's masked-LM loss
-beside the unigram baseline (the entropy of the masked tokens: the best loss without context).
+run's model is then also that cell's. Before it, it prints the pretrained model's masked-LM loss at the
+``[MASK]`` positions beside their unigram baseline (the entropy of the tokens there: the best loss
+without context), and its loss at every chosen position beside the copy-aware floor (the best loss of a
+model that reads only the token at its own position: 10 % of the chosen positions show the answer).
+``--floors`` prints only those baselines, for chapter 10's vocabulary and BERT's 20,000 words (the
+recipe table in benchmarks/README.md compares with them); it trains nothing.
 
     python benchmarks/label_efficiency.py --profile smoke          # seconds: the code runs
     flock /tmp/heavy.lock python benchmarks/label_efficiency.py --profile cpu --plot curve.png
     python benchmarks/label_efficiency.py --labels 100 --seeds 1 --inits random,minilm   # part of it
+    python benchmarks/label_efficiency.py --floors        # the no-context baselines only (a minute or two)
 
 It picks the three lrs first, then runs seed 0 of every N (N = 100 and 1,000 first, where the goals
 are set), then the other seeds, so a run stopped early (Ctrl-C) still prints a table and a plot of
@@ -43,7 +48,7 @@ from dataclasses import replace
 
 import torch
 
-from fromscratch.metrics.unigram import unigram_mlm_loss
+from fromscratch.metrics.unigram import copy_aware_floor, entropy, masked_token_counts, unigram_mlm_loss
 from fromscratch.profiles import get_profile
 from fromscratch.recipes.bert_imdb import pretraining_batches
 from fromscratch.recipes.label_efficiency import (
@@ -61,6 +66,7 @@ from fromscratch.recipes.label_efficiency import (
     word_reviews,
     wordpiece_reviews,
 )
+from fromscratch.tokenizers.special import WORD_SPECIALS
 from fromscratch.viz.modern import label_efficiency_plot
 
 GOAL_LABELS = (100, 1_000)  # issue 23's goals are set at these N: run first
@@ -80,11 +86,44 @@ def parse() -> argparse.Namespace:
     parser.add_argument("--inits", default=",".join(INITS), help=f"comma-separated, from {', '.join(INITS)}")
     parser.add_argument("--plot", help="save accuracy against N (log axis) to this PNG")
     parser.add_argument("--threads", type=int, default=2, help="CPU threads (default 2)")
+    parser.add_argument(
+        "--floors", action="store_true", help="print the no-context baselines of the masking only, and stop"
+    )
     args = parser.parse_args()
     args.inits = args.inits.split(",")
     if bad := [i for i in args.inits if i not in INITS]:
         parser.error(f"--inits: unknown {bad}; choose from {', '.join(INITS)}")
     return args
+
+
+def baselines(modern, data) -> tuple[float, float, float]:
+    """The no-context baselines of ``modern``'s masking on ``data`` (one pass over fresh masked batches):
+    the unigram entropy at the ``[MASK]`` positions, the entropy at every chosen position, and the
+    copy-aware floor there."""
+    at_mask = unigram_mlm_loss(
+        pretraining_batches(modern, data, seed=1), modern.bert.vocab_size, mask_id=data.mask_id
+    )
+    counts = masked_token_counts(pretraining_batches(modern, data, seed=1), modern.bert.vocab_size)
+    return at_mask, entropy(counts), copy_aware_floor(counts, random_ids=len(data.vocab))
+
+
+def floors(modern) -> None:
+    """``--floors``: the baselines for the profile's vocabulary and for BERT's 20,000 words."""
+    for words in sorted({modern.vocab_words, 20_000}):
+        bert = replace(modern.bert, vocab_size=words + len(WORD_SPECIALS) + 1)  # + [MASK]
+        sized = replace(modern, vocab_words=words, bert=bert)
+        try:
+            data = bert_data(sized)
+        except ValueError as error:  # the smoke profile's few reviews hold fewer distinct words
+            print(f"{words:,} words: skipped ({error})", flush=True)
+            continue
+        at_mask, chosen, floor = baselines(sized, data)
+        print(
+            f"{words:,} words, {sized.mask_rate:.0%} masked: unigram baseline {at_mask:.3f} nats at [MASK] "
+            f"positions, {chosen:.3f} at every chosen position; copy-aware floor {floor:.3f} "
+            f"({1 - floor / chosen:.1%} below the unigram baseline, with no context)",
+            flush=True,
+        )
 
 
 def stop(signum, frame) -> None:
@@ -103,6 +142,13 @@ def main() -> None:
     modern = get_profile(args.profile).modern
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     start = time.perf_counter()
+    if args.floors:
+        print(f"load average at start: {load()}", flush=True)
+        floors(modern)
+        print(
+            f"total {(time.perf_counter() - start) / 60:.1f} min; load average at end: {load()}", flush=True
+        )
+        return
     print(f"load average at start: {load()}; {args.threads} threads, device {device.type}", flush=True)
     print(
         f"held equal: steps = max({run.min_steps}, {run.finetune.epochs:g} epochs of N), batch {run.batch}, "
@@ -119,14 +165,17 @@ def main() -> None:
     if "ours" in args.inits:
         mark = time.perf_counter()
         model, history = pretrained_bert(modern, data, device=device, progress=False)
-        baseline = unigram_mlm_loss(pretraining_batches(modern, data), modern.bert.vocab_size)
-        measured = masked_lm_eval(model, pretraining_batches(modern, data))
+        at_mask, chosen, floor = baselines(modern, data)
+        masked = masked_lm_eval(model, pretraining_batches(modern, data, seed=1), positions="masked")
+        measured = masked_lm_eval(model, pretraining_batches(modern, data, seed=1))
         steps, losses = history.series("loss")
         print(
             f"ours: pretrained {steps[-1] if steps else 0} steps ({time.perf_counter() - mark:.0f} s here); "
-            f"masked-LM loss {measured:.3f} nats (first 50 batches of a pass; training's last 50 steps "
-            f"{statistics.mean(losses[-50:]):.3f}) vs unigram baseline {baseline:.3f} nats "
-            f"(the model's loss is {1 - measured / baseline:+.1%} below it; the goal: at least +20 %)",
+            f"masked-LM loss at the [MASK] positions {masked:.3f} nats vs their unigram baseline "
+            f"{at_mask:.3f} ({1 - masked / at_mask:+.1%} below it: what context bought); at every chosen "
+            f"position {measured:.3f} (training's last 50 steps {statistics.mean(losses[-50:]):.3f}) vs the "
+            f"unigram baseline {chosen:.3f} ({1 - measured / chosen:+.1%}) and the copy-aware floor "
+            f"{floor:.3f} ({1 - measured / floor:+.1%}); first 50 batches of a fresh pass",
             flush=True,
         )
         encoders["ours"] = model.encoder

@@ -8,7 +8,11 @@ Run it alone on the machine (it times things), e.g. under the shared lock:
 Sizes come from the ``cpu`` profile's ``long_context`` run (``--profile`` picks another). All training
 and evaluation use **only the first 1,000,000 bytes of enwik8** (the registered prefix, cut 90/5/5):
 NOT the standard split, so no bits-per-byte figure here is comparable with published enwik8 results.
-``--parts`` runs a subset: ``kv``, ``sparse``, ``xl``, ``sparse-model``, ``positions``.
+``--parts`` runs a subset: ``kv``, ``sparse``, ``xl``, ``sparse-model``, ``positions``. ``--seeds N``
+trains every model of ``xl``, ``sparse-model`` and ``positions`` from N seeds (the weights and the batches'
+order; seed 0 is the chapter's run) and prints each seed and the mean ± half the range:
+
+    flock /tmp/heavy.lock python benchmarks/long_context.py --parts xl,sparse-model,positions --seeds 3
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import statistics
 import time
 import warnings
 from dataclasses import replace
@@ -107,63 +112,103 @@ def sparse_timing(run) -> None:
     )
 
 
-def transformer_xl(run, data) -> None:
+def spread(values: list[float]) -> str:
+    """``mean ± half the range (n seeds)``, or the one value."""
+    if len(values) == 1:
+        return f"{values[0]:.3f}"
+    return f"{statistics.mean(values):.3f} ± {(max(values) - min(values)) / 2:.3f} ({len(values)} seeds)"
+
+
+def transformer_xl(run, data, seeds: int = 1) -> None:
     length = run.xl.segment * run.xl_segments
     print(
         f"\n== Transformer-XL: L={run.xl.segment}, M={run.xl.memory}, {run.xl_segments} segments "
-        f"per sequence, {run.xl_steps} steps =="
+        f"per sequence, {run.xl_steps} steps, {seeds} seed(s) =="
     )
-    results = {}
-    for memory in (run.xl.memory, 0):
-        torch.manual_seed(0)
-        model = TransformerXL(run.xl, memory=memory)
-        batches = enwik8.RandomSubsequences(data.train, context=length, batch_size=run.batch_size, seed=0)
-        seconds = fit(run, model, batches, segment_loss, run.xl_steps)
-        results[memory] = model
-        print(f"trained memory={memory}: {seconds:.0f} s")
-    with_memory = bits_per_byte_xl(results[run.xl.memory], data.val, max_bytes=run.eval_bytes)
-    no_memory_model = bits_per_byte_xl(results[0], data.val, max_bytes=run.eval_bytes)
-    print(f"bits per byte, trained with M={run.xl.memory} and evaluated with it: {with_memory:.3f}")
-    print(f"bits per byte, trained and evaluated without memory (same L):   {no_memory_model:.3f}")
-    for memory in run.eval_memories:
-        bpb = bits_per_byte_xl(results[run.xl.memory], data.val, memory=memory, max_bytes=run.eval_bytes)
-        print(f"  the M={run.xl.memory} model evaluated with memory {memory:>4}: {bpb:.3f} bits per byte")
+    scores: dict[str, list[float]] = {}
+    for seed in range(seeds):
+        results = {}
+        for memory in (run.xl.memory, 0):
+            torch.manual_seed(seed)
+            model = TransformerXL(run.xl, memory=memory)
+            batches = enwik8.RandomSubsequences(
+                data.train, context=length, batch_size=run.batch_size, seed=seed
+            )
+            seconds = fit(run, model, batches, segment_loss, run.xl_steps)
+            results[memory] = model
+            print(f"seed {seed}: trained memory={memory}: {seconds:.0f} s")
+        rows = {
+            f"trained with M={run.xl.memory}, evaluated with it": bits_per_byte_xl(
+                results[run.xl.memory], data.val, max_bytes=run.eval_bytes
+            ),
+            "trained and evaluated without memory (same L)": bits_per_byte_xl(
+                results[0], data.val, max_bytes=run.eval_bytes
+            ),
+        }
+        for memory in run.eval_memories:
+            rows[f"the M={run.xl.memory} model evaluated with memory {memory:>4}"] = bits_per_byte_xl(
+                results[run.xl.memory], data.val, memory=memory, max_bytes=run.eval_bytes
+            )
+        for name, bpb in rows.items():
+            print(f"seed {seed}: bits per byte, {name}: {bpb:.3f}")
+            scores.setdefault(name, []).append(bpb)
+    for name, values in scores.items():
+        print(f"bits per byte, {name}: {spread(values)}")
 
 
-def sparse_model(run, data) -> None:
+def sparse_model(run, data, seeds: int = 1) -> None:
     print(
-        f"\n== sparse (fixed, block {run.sparse_block}) vs dense generator, context {run.sparse_context}, "
-        f"{run.sparse_steps} steps =="
+        f"\n== sparse (block {run.sparse_block}) vs dense generator, context {run.sparse_context}, "
+        f"{run.sparse_steps} steps, {seeds} seed(s) =="
     )
-    for sparsity in (None, "fixed", "strided"):
-        torch.manual_seed(0)
-        model = Generator(
-            replace(run.model, context=run.sparse_context, sparsity=sparsity, sparse_block=run.sparse_block)
-        )
-        batches = enwik8.RandomSubsequences(
-            data.train, context=run.sparse_context, batch_size=run.batch_size, seed=0
-        )
-        seconds = fit(run, model, batches, next_byte_loss, run.sparse_steps)
-        bpb = bits_per_byte(model, data.val, context=run.sparse_context, max_bytes=run.eval_bytes)
-        print(f"{sparsity or 'dense':>8}: {bpb:.3f} bits per byte ({seconds:.0f} s of training)")
+    scores: dict[str, list[float]] = {}
+    for seed in range(seeds):
+        for sparsity in (None, "strided", "fixed"):
+            torch.manual_seed(seed)
+            config = replace(
+                run.model, context=run.sparse_context, sparsity=sparsity, sparse_block=run.sparse_block
+            )
+            model = Generator(config)
+            batches = enwik8.RandomSubsequences(
+                data.train, context=run.sparse_context, batch_size=run.batch_size, seed=seed
+            )
+            seconds = fit(run, model, batches, next_byte_loss, run.sparse_steps)
+            bpb = bits_per_byte(model, data.val, context=run.sparse_context, max_bytes=run.eval_bytes)
+            scores.setdefault(sparsity or "dense", []).append(bpb)
+            name = sparsity or "dense"
+            print(f"seed {seed}: {name:>8}: {bpb:.3f} bits per byte ({seconds:.0f} s of training)")
+    for name, values in scores.items():
+        print(f"{name:>8}: {spread(values)} bits per byte")
 
 
-def positions(run, data) -> None:
+def positions(run, data, seeds: int = 1) -> None:
     length = run.train_context
     print(
         f"\n== length extrapolation: trained at context {length} for {run.position_steps} steps, "
-        "bits per byte =="
+        f"bits per byte, {seeds} seed(s) =="
     )
-    print(f"{'positions':>10} " + " ".join(f"{f'{f}x = {f * length}':>12}" for f in run.factors))
-    for scheme in ("learned", "sinusoidal", "rope", "alibi"):
-        torch.manual_seed(0)
-        model = Generator(run.model, context=max(run.factors) * length, positions=scheme)
-        batches = enwik8.RandomSubsequences(data.train, context=length, batch_size=run.batch_size, seed=0)
-        fit(run, model, batches, next_byte_loss, run.position_steps)
-        scores = [
-            bits_per_byte(model, data.val, context=f * length, max_bytes=run.eval_bytes) for f in run.factors
-        ]
-        print(f"{scheme:>10} " + " ".join(f"{s:>12.3f}" for s in scores))
+    header = f"{'positions':>10} " + " ".join(f"{f'{f}x = {f * length}':>12}" for f in run.factors)
+    scores: dict[str, list[list[float]]] = {}
+    for seed in range(seeds):
+        print(f"seed {seed}:\n{header}")
+        for scheme in ("learned", "sinusoidal", "rope", "alibi"):
+            torch.manual_seed(seed)
+            model = Generator(run.model, context=max(run.factors) * length, positions=scheme)
+            batches = enwik8.RandomSubsequences(
+                data.train, context=length, batch_size=run.batch_size, seed=seed
+            )
+            fit(run, model, batches, next_byte_loss, run.position_steps)
+            row = [
+                bits_per_byte(model, data.val, context=f * length, max_bytes=run.eval_bytes)
+                for f in run.factors
+            ]
+            scores.setdefault(scheme, []).append(row)
+            print(f"{scheme:>10} " + " ".join(f"{s:>12.3f}" for s in row))
+    if seeds > 1:
+        print(f"mean ± half the range over {seeds} seeds:\n{header}")
+        for scheme, rows in scores.items():
+            columns = [spread([r[i] for r in rows]).split(" (")[0] for i in range(len(run.factors))]
+            print(f"{scheme:>10} " + " ".join(f"{c:>16}" for c in columns))
 
 
 def main() -> None:
@@ -173,6 +218,7 @@ def main() -> None:
         "--parts", default=",".join(PARTS), help=f"comma-separated subset of {', '.join(PARTS)}"
     )
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--seeds", type=int, default=1, help="seeds for xl, sparse-model and positions")
     args = parser.parse_args()
     parts = args.parts.split(",")
     torch.set_num_threads(args.threads)
@@ -191,11 +237,11 @@ def main() -> None:
     if "sparse" in parts:
         sparse_timing(run)
     if "xl" in parts:
-        transformer_xl(run, data)
+        transformer_xl(run, data, args.seeds)
     if "sparse-model" in parts:
-        sparse_model(run, data)
+        sparse_model(run, data, args.seeds)
     if "positions" in parts:
-        positions(run, data)
+        positions(run, data, args.seeds)
     print(f"\ntotal {time.perf_counter() - start:.0f} s; load average at the end: {os.getloadavg()}")
 
 

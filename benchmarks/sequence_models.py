@@ -15,13 +15,17 @@ Four measurements, with the sizes of a run profile's ``sequence`` entry (default
    learning curve against seconds (the history records the training seconds at each evaluation).
 4. ``race`` (only when asked for): the same race at several budgets (``--budgets``, minutes), each
    model at its best of several peak learning rates (``--lrs``), picked on the validation reviews;
-   only the picked run is scored on the test reviews. One line per run, then one table.
+   only the picked run is scored on the test reviews. One line per run, then one table. With
+   ``--picked`` the rates are given instead, and ``--seeds`` repeats each model from several seeds
+   (mean and spread of validation and test accuracy).
    (``--lrs`` with ``--only task`` prints the match task's table once per learning rate.)
 
     python benchmarks/sequence_models.py                     # all three, cpu profile (about 8 minutes)
     python benchmarks/sequence_models.py --only timing       # the step-time table only
     python benchmarks/sequence_models.py --profile smoke     # seconds: a check that the script runs
     python benchmarks/sequence_models.py --only race         # 45 s and 3 min, 3 lrs each (about 50 minutes)
+    python benchmarks/sequence_models.py --only race --budgets 3 --picked bag=1e-2 rnn=1e-2 cnn=1e-2 \
+        transformer=3e-3 --seeds 0 1 2                      # the picked rates from 3 seeds (about 40 minutes)
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import statistics
 import time
 from dataclasses import replace
 
@@ -163,11 +168,22 @@ def imdb(run, device: torch.device, seed: int) -> None:
         print(f"  {name:<12} {points}")
 
 
-def race(run, device: torch.device, seed: int, budgets: list[float], lrs: list[float]) -> None:
+def race(
+    run,
+    device: torch.device,
+    seed: int,
+    budgets: list[float],
+    lrs: list[float],
+    seeds: list[int] | None = None,
+    picked: dict[str, float] | None = None,
+) -> None:
     """The IMDb race at several budgets, each model at its best peak learning rate for that budget.
 
     Every (budget, model, lr) trains from the same initial weights on the same batches; the lr is
-    picked on the validation reviews, and only the picked run is scored on the test reviews."""
+    picked on the validation reviews, and only the picked run is scored on the test reviews.
+    ``picked`` (``{"bag": 1e-2, ...}``) skips the pick and uses these rates; ``seeds`` then trains each
+    model at its rate from every seed (initial weights and batch order; the reviews stay those of
+    ``seed``) and prints the mean, the spread and every seed's validation and test accuracy."""
     train_set, valid_set, test_set, vocab = imdb_data(run, seed)
     configs = run.configs(vocab_size=len(vocab), max_len=run.imdb_max_len)
 
@@ -175,30 +191,35 @@ def race(run, device: torch.device, seed: int, budgets: list[float], lrs: list[f
         batches = ReviewBatches(reviews, 4 * run.imdb_batch, shuffle=False)
         return predict_labels(model, batches, device=device).accuracy
 
+    def one_run(model_config, minutes: float, lr: float, init: int, order_seed: int):
+        config = replace(run.imdb_train, minutes=minutes, lr=lr, eval_every=None, progress=False)
+        torch.manual_seed(init)
+        model = SequenceClassifier(model_config)
+        order = torch.Generator().manual_seed(order_seed)
+        batches = ReviewBatches(train_set, run.imdb_batch, generator=order)
+        history = train(
+            model,
+            batches,
+            classification_loss,
+            config,
+            device=device,
+            evaluate=lambda m: {"accuracy": accuracy(m, valid_set)},
+        )
+        return history.series("loss")[0][-1], history.last("accuracy"), history.last("seconds"), model
+
+    if picked:
+        seeded_race(configs, budgets, picked, seeds or [seed], one_run, accuracy, test_set)
+        return
     summary = []
     for minutes in budgets:
         for name, model_config in configs.items():
             best = None  # (validation accuracy, lr, steps, seconds, model)
             for lr in lrs:
-                config = replace(run.imdb_train, minutes=minutes, lr=lr, eval_every=None, progress=False)
-                torch.manual_seed(0)
-                model = SequenceClassifier(model_config)
-                order = torch.Generator().manual_seed(seed)
-                batches = ReviewBatches(train_set, run.imdb_batch, generator=order)
                 try:
-                    history = train(
-                        model,
-                        batches,
-                        classification_loss,
-                        config,
-                        device=device,
-                        evaluate=lambda m: {"accuracy": accuracy(m, valid_set)},
-                    )
+                    steps, valid, seconds, model = one_run(model_config, minutes, lr, 0, seed)
                 except FloatingPointError:  # this lr diverged: it cannot be the pick
                     print(f"budget={60 * minutes:g}s model={name} lr={lr:g} diverged", flush=True)
                     continue
-                steps, valid = history.series("loss")[0][-1], history.last("accuracy")
-                seconds = history.last("seconds")
                 print(
                     f"budget={60 * minutes:g}s model={name} lr={lr:g} steps={steps} seconds={seconds:.1f} "
                     f"valid={valid:.4f} load={os.getloadavg()[0]:.2f}",
@@ -215,6 +236,36 @@ def race(run, device: torch.device, seed: int, budgets: list[float], lrs: list[f
     print("{:>7} {:<12} {:>7} {:>6} {:>8} {:>10} {:>9}".format(*header))
     for budget, name, lr, steps, seconds, valid, test in summary:
         print(f"{budget:>6g}s {name:<12} {lr:>7g} {steps:>6} {seconds:>8.1f} {valid:>10.2%} {test:>9.2%}")
+
+
+def seeded_race(configs, budgets, picked, seeds, one_run, accuracy, test_set) -> None:
+    """Each model at its ``picked`` rate, from every seed: one line per run, then mean and spread."""
+    results = []  # (budget s, name, lr, [(steps, valid, test), ...])
+    for minutes in budgets:
+        for name, model_config in configs.items():
+            lr, runs = picked[name], []
+            for s in seeds:
+                steps, valid, seconds, model = one_run(model_config, minutes, lr, s, s)
+                runs.append((steps, valid, accuracy(model, test_set)))
+                print(
+                    f"budget={60 * minutes:g}s model={name} lr={lr:g} seed={s} steps={steps} "
+                    f"seconds={seconds:.1f} valid={valid:.4f} test={runs[-1][2]:.4f} "
+                    f"load={os.getloadavg()[0]:.2f}",
+                    flush=True,
+                )
+            results.append((60 * minutes, name, lr, runs))
+    print(f"\nIMDb at equal time, each model at its picked rate, seeds {' '.join(map(str, seeds))}:")
+    header = ("budget", "model", "lr", "steps", "valid mean", "std", "test mean", "std", "test per seed")
+    print("{:>7} {:<12} {:>7} {:>6} {:>10} {:>6} {:>9} {:>6}  {}".format(*header))
+    for budget, name, lr, runs in results:
+        steps = statistics.mean(r[0] for r in runs)
+        valid, test = [r[1] for r in runs], [r[2] for r in runs]
+        sv, st = (statistics.stdev(v) if len(v) > 1 else 0.0 for v in (valid, test))
+        each = " ".join(f"{t:.1%}" for t in test)
+        print(
+            f"{budget:>6g}s {name:<12} {lr:>7g} {steps:>6.0f} {statistics.mean(valid):>10.2%} {sv:>6.2%} "
+            f"{statistics.mean(test):>9.2%} {st:>6.2%}  {each}"
+        )
 
 
 def main() -> None:
@@ -239,6 +290,16 @@ def main() -> None:
         help="race: peak learning rates to try (default 1e-3 3e-3 1e-2); task: one table per rate",
     )
     parser.add_argument("--distances", type=int, nargs="+", help="task: distances d (default: the profile's)")
+    parser.add_argument(
+        "--picked",
+        nargs="+",
+        metavar="MODEL=LR",
+        help="race: skip the pick, train each model at this rate (e.g. bag=1e-2 rnn=1e-2 cnn=1e-2 "
+        "transformer=3e-3), from every seed of --seeds",
+    )
+    parser.add_argument(
+        "--seeds", type=int, nargs="+", help="race with --picked: the seeds (default: --seed)"
+    )
     parser.add_argument("--threads", type=int, default=2, help="CPU threads (default 2)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
@@ -265,7 +326,8 @@ def main() -> None:
         imdb(run, device, args.seed)
     if args.only == "race":
         print("\n== IMDb: four models at several budgets, each at its best learning rate ==")
-        race(run, device, args.seed, args.budgets, args.lrs or [1e-3, 3e-3, 1e-2])
+        picked = {k: float(v) for k, v in (p.split("=") for p in args.picked)} if args.picked else None
+        race(run, device, args.seed, args.budgets, args.lrs or [1e-3, 3e-3, 1e-2], args.seeds, picked)
     print(f"\ntotal {time.perf_counter() - start:.0f} s, load average at the end {os.getloadavg()[0]:.2f}")
 
 

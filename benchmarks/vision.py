@@ -1,5 +1,6 @@
-"""Benchmark: chapter 13's reference numbers, a ViT against a CNN at the same wall-clock budget, and
-the odd-one-out set task (DeepSets against the set transformer at the same steps).
+"""Benchmark: chapter 13's reference numbers, a ViT against a CNN at the same wall-clock budget, the
+odd-one-out set task (DeepSets against the set transformer at the same steps), and the local attention
+mask against full attention at several training-set sizes and seeds.
 
 The models and budgets are the run profile's (``get_profile("cpu").beyond``): the ViT ``vit`` and the
 CNN ``cnn`` are each trained for ``reference`` (10 minutes of training steps in ``cpu``) on all 60,000
@@ -16,10 +17,14 @@ test images. The targets (2 CPU cores): the ViT at least 98.0 % on MNIST; the se
     DeepSets odd-one-out test accuracy <acc> after <s> steps
 
 with the machine's load average before and after each run (other work on the machine slows the
-training steps, so a busy machine reaches fewer steps in the same minutes).
+training steps, so a busy machine reaches fewer steps in the same minutes). ``--parts local`` trains
+the profile's ``local_vit`` with the local mask and with full attention on the first ``local_sizes``
+training images, ``--seeds`` seeds each (default: the profile's ``local_seeds``), for ``local_train``'s
+steps or ``--local-steps``, and prints every run and the mean and range per size.
 
-    python benchmarks/vision.py                             # everything: about 45 minutes on 2 cores
+    python benchmarks/vision.py                             # everything: about an hour on 2 cores
     python benchmarks/vision.py --parts mnist sets          # MNIST and the sets only
+    python benchmarks/vision.py --parts local --local-steps 4000 --seeds 3   # a longer local/full race
     python benchmarks/vision.py --quick                     # seconds: the smoke profile's sizes
 """
 
@@ -40,7 +45,7 @@ from fromscratch.recipes.beyond import accuracy_on, labelled_loss
 from fromscratch.training import train
 from fromscratch.utils import count_parameters
 
-PARTS = ("mnist", "fashion-mnist", "sets")
+PARTS = ("mnist", "fashion-mnist", "sets", "local")
 NAMES = {"mnist": "MNIST", "fashion-mnist": "Fashion-MNIST"}
 
 
@@ -105,6 +110,36 @@ def sets(run, device: torch.device, seed: int) -> None:
         print(f"{label} odd-one-out test accuracy {100 * acc:.2f} % after {steps:,} steps", flush=True)
 
 
+def local(run, device: torch.device, seeds: int) -> None:
+    """The local mask against full attention: the same ViT, steps and batches, per size and seed."""
+    data = mnist.load("mnist", progressbar=False)
+    test_n = run.test_images or len(data.test_images)
+    test_x, test_y = mnist.to_float(data.test_images[:test_n]), data.test_labels[:test_n]
+    config = replace(run.local_train, progress=False)
+    print(f"local ViT {run.local_vit}\nlocal training {config}, {seeds} seeds")
+    results: dict[tuple[str, int], list[float]] = {}
+    for count in run.local_sizes:
+        for label, radius in (("local", run.local_vit.local), ("full", None)):
+            for seed in range(seeds):
+                torch.manual_seed(seed)  # the initial draw
+                model = ViT(run.local_vit, local=radius)
+                torch.manual_seed(seed)  # the order of the batches
+                batches = mnist.ImageBatches(
+                    data.train_images[:count], data.train_labels[:count], run.image_batch, shift=run.shift
+                )
+                before = load()
+                train(model, batches, labelled_loss, config, device=device)
+                acc = accuracy_on(model, test_x, labels=test_y)
+                results.setdefault((label, count), []).append(acc)
+                print(f"  {count:>6,} images, {label:5} attention, seed {seed}: {100 * acc:.2f} %; {before}")
+    print(f"\n{'images':>8} {'local: mean (range)':>24} {'full: mean (range)':>24} {'local - full':>14}")
+    for count in run.local_sizes:
+        a, b = results["local", count], results["full", count]
+        gaps = [100 * (x - y) for x, y in zip(a, b, strict=True)]
+        cells = [f"{100 * sum(v) / len(v):.2f} ({100 * min(v):.1f}-{100 * max(v):.1f})" for v in (a, b)]
+        print(f"{count:>8,} {cells[0]:>24} {cells[1]:>24} {sum(gaps) / len(gaps):>+8.2f} points")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -121,11 +156,16 @@ def main() -> None:
     parser.add_argument("--minutes", type=float, help="replace the reference budget of each image model")
     parser.add_argument("--threads", type=int, default=2, help="CPU threads (default 2)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seeds", type=int, help="seeds of the local/full runs (default: the profile's)")
+    parser.add_argument("--local-steps", type=int, help="replace the steps of the local/full comparison")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     run = get_profile("smoke" if args.quick else args.profile).beyond
     if args.minutes is not None:
         run = replace(run, reference=replace(run.reference, minutes=args.minutes))
+    if args.local_steps is not None:
+        steps = args.local_steps
+        run = replace(run, local_train=replace(run.local_train, steps=steps, warmup_steps=steps // 10))
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     print(
         f"torch {torch.__version__}, {platform.processor() or platform.machine()}, "
@@ -140,6 +180,8 @@ def main() -> None:
     if "sets" in args.parts:
         print(f"sets {run.sets}\nset training {run.set_train}")
         sets(run, device, args.seed)
+    if "local" in args.parts:
+        local(run, device, args.seeds or run.local_seeds)
 
 
 if __name__ == "__main__":

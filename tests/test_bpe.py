@@ -60,6 +60,13 @@ def test_trained_bpe_round_trips_any_text(trained, text):
     assert trained.decode(trained.encode(text)) == text
 
 
+def test_clear_cache_forgets_encoded_chunks_but_not_the_ids(trained):
+    ids = trained.encode("the cat sat on the mat")
+    assert trained._cache  # encoding filled it
+    trained.clear_cache()
+    assert not trained._cache and trained.encode("the cat sat on the mat") == ids
+
+
 def test_bad_vocab_size_and_unknown_ids():
     with pytest.raises(ValueError, match="at least 256"):
         train_bpe(["x"], 100)

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import torch
 
 from fromscratch.recipes.label_efficiency import LABEL_EFFICIENCY_RUNS, head_tail
@@ -55,3 +56,19 @@ def test_the_smoke_benchmark_prints_the_table(mirror, tmp_path):
     assert {c[1] for c in cells} == {"random", "ours", "minilm"}
     assert "unigram baseline" in out and "load average at end" in out
     assert plot.stat().st_size > 1000
+
+
+def test_masked_lm_eval_scores_every_chosen_position_or_only_the_mask_ones():
+    from fromscratch.data.pretraining import MaskedBatches
+    from fromscratch.models.bert import BertConfig, BertForPretraining
+    from fromscratch.recipes.label_efficiency import masked_lm_eval
+
+    torch.manual_seed(0)
+    model = BertForPretraining(BertConfig(vocab_size=12, emb=16, heads=2, depth=1, max_len=16, dropout=0.0))
+    seqs = [torch.randint(3, 11, (12,)) for _ in range(40)]
+    batches = MaskedBatches(seqs, 8, mask_id=11, vocab_size=11, max_len=16, rate=0.5, seed=0)
+    chosen = masked_lm_eval(model, batches)
+    masked = masked_lm_eval(model, batches, positions="masked")
+    assert masked > 0 and chosen > 0 and masked != chosen
+    with pytest.raises(ValueError, match="positions"):
+        masked_lm_eval(model, batches, positions="all")

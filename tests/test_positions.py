@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from fromscratch.attention import SCHEMES, RelativeBias, relative_buckets
 from fromscratch.attention.positions import (
     ALiBi,
     RotaryEmbedding,
@@ -13,7 +14,6 @@ from fromscratch.attention.positions import (
     relative_offsets,
     rotate,
 )
-from fromscratch.attention import SCHEMES, RelativeBias, relative_buckets
 from fromscratch.models import EncoderDecoder, Generator, Llama
 from fromscratch.models.encoder_decoder import EncoderDecoderConfig
 from fromscratch.models.llama import LlamaConfig

@@ -76,3 +76,11 @@ def test_time_call_refuses_bad_arguments():
         time_call(lambda: None, repeats=1, warmup=-1)
     with pytest.raises(ValueError, match="statistic"):
         time_call(lambda: None, repeats=1, statistic="mean")
+    with pytest.raises(ValueError, match="threads"):
+        time_call(lambda: None, repeats=1, threads=0)
+
+
+def test_time_call_runs_on_the_threads_asked_for_and_restores_them():
+    before, seen = torch.get_num_threads(), []
+    time_call(lambda: seen.append(torch.get_num_threads()), repeats=2, threads=1)
+    assert seen == [1, 1, 1] and torch.get_num_threads() == before

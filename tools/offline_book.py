@@ -6,6 +6,12 @@
   run as a plain script after require.js raises "Mismatched anonymous define()".
 - require.js is added to every page after sphinx-copybutton's clipboard.js (priority 900; loaded
   before it, the copy buttons break).
+- Widgets render from their saved state (issue 37): the widget manager, ``@jupyter-widgets/html-manager``
+  vendored in ``tools/vendor/html-manager/``, is copied to ``_static/vendor/@jupyter-widgets/`` of the
+  output; ``_config.yml``'s ``nb_ipywidgets_js`` loads its ``embed-amd.js`` (deferred: after require.js)
+  on the pages that hold widget state, and a line after require.js on every page maps the widgets'
+  require.js names to that folder, where they find their fonts; a shim gives MathJax 3 the
+  ``MathJax.Hub.Queue`` of MathJax 2 with which the widgets typeset their labels.
 - Every page's HTML is rewritten at the end of the build: bertviz's require paths to d3 and jQuery
   (cdnjs) point at the local copies, bertviz's own require.js tag goes, and the Colab badge image is
   a local file.
@@ -19,7 +25,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from offline_assets import copy_vendor, rewrite_cdn_urls
+from offline_assets import MATHJAX2_SHIM, WIDGET_REQUIRE_CONFIG, copy_vendor, copy_widgets, rewrite_cdn_urls
 from sphinx.application import Sphinx
 
 VENDOR = "_static/vendor"
@@ -60,6 +66,7 @@ def _build_finished(app: Sphinx, exc: Exception | None) -> None:
         return
     outdir = Path(app.outdir)
     copy_vendor(outdir / VENDOR)
+    copy_widgets(outdir / VENDOR)
     rewrite_pages(outdir)
 
 
@@ -70,6 +77,7 @@ def _default_mode(app: Sphinx, config) -> None:
 def setup(app: Sphinx) -> dict:
     app.setup_extension("sphinx-mathjax-offline")
     app.add_js_file("vendor/require.js", priority=900)
+    app.add_js_file(None, body=WIDGET_REQUIRE_CONFIG + "\n" + MATHJAX2_SHIM, priority=901)
     app.connect("build-finished", _build_finished)
     app.connect("config-inited", _default_mode)
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1"}

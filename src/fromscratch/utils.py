@@ -56,13 +56,22 @@ def _synchronize() -> None:
         torch.cuda.synchronize()
 
 
-def time_call(fn: Callable[[], object], *, repeats: int, warmup: int = 1, statistic: str = "min") -> float:
+def time_call(
+    fn: Callable[[], object],
+    *,
+    repeats: int,
+    warmup: int = 1,
+    statistic: str = "min",
+    threads: int | None = None,
+) -> float:
     """Seconds per call of ``fn()``: the fastest (``"min"``) or the median of ``repeats`` timed calls.
 
     ``warmup`` untimed calls come first (memory allocation, kernel choice, lazy initialisation).
     The minimum is what ``timeit`` recommends for a pure computation: other work on the machine only
     ever adds time. The median suits steps whose own cost varies (a training step). When CUDA is in
-    use, the clock is read only after the GPU has finished.
+    use, the clock is read only after the GPU has finished. ``threads``: torch's CPU threads during
+    the calls (e.g. 1, so that a timing on a shared machine depends less on its other work), restored
+    afterwards; None keeps the current number.
     """
     if repeats < 1:
         raise ValueError(f"repeats must be at least 1, got {repeats}")
@@ -70,15 +79,23 @@ def time_call(fn: Callable[[], object], *, repeats: int, warmup: int = 1, statis
         raise ValueError(f"warmup must be 0 or more, got {warmup}")
     if statistic not in STATISTICS:
         raise ValueError(f"statistic must be one of {STATISTICS}, got {statistic!r}")
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeats):
-        _synchronize()
-        start = time.perf_counter()
-        fn()
-        _synchronize()
-        times.append(time.perf_counter() - start)
+    if threads is not None and threads < 1:
+        raise ValueError(f"threads must be at least 1 (or None), got {threads}")
+    before = torch.get_num_threads()
+    if threads is not None:
+        torch.set_num_threads(threads)
+    try:
+        for _ in range(warmup):
+            fn()
+        times = []
+        for _ in range(repeats):
+            _synchronize()
+            start = time.perf_counter()
+            fn()
+            _synchronize()
+            times.append(time.perf_counter() - start)
+    finally:
+        torch.set_num_threads(before)
     return min(times) if statistic == "min" else statistics.median(times)
 
 

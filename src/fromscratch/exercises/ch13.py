@@ -1,4 +1,5 @@
-"""Checkers for chapter 13's exercises (beyond text: patches, a local mask, invariance).
+"""Checkers for chapter 13's exercises (beyond text: patches, a local mask, invariance, the ViT's forward
+pass, words and patches in one set).
 
 Each checker takes the learner's answer and returns True (right), False (wrong, printing what
 differs) or None (the stub is untouched: "not attempted yet"); see ``fromscratch.exercises``.
@@ -26,8 +27,15 @@ from fromscratch import exercises
 from fromscratch.attention.masks import local_mask
 from fromscratch.attention.positions import patchify
 from fromscratch.models.sets import DeepSets, SetConfig, SetTransformer
+from fromscratch.models.vision import ImageQuestion, ImageQuestionConfig, ViT, ViTConfig
 
-__all__ = ["check_invariance_test", "check_local_mask", "check_patchify"]
+__all__ = [
+    "check_invariance_test",
+    "check_local_mask",
+    "check_patchify",
+    "check_question_forward",
+    "check_vit_forward",
+]
 
 
 def check_patchify(candidate: Callable[[Tensor, int], Tensor]) -> bool | None:
@@ -39,7 +47,15 @@ def check_patchify(candidate: Callable[[Tensor, int], Tensor]) -> bool | None:
         (torch.randn(1, 3, 6, 9, generator=generator), 3),
         (torch.randn(3, 1, 28, 28, generator=generator), 7),
     ]
-    return exercises.check_function(candidate, patchify, inputs=inputs)
+    name = getattr(candidate, "__name__", "your function")
+    right = exercises.check_function(candidate, patchify, inputs=inputs)
+    if right is False:
+        print(
+            f"  Check the order inside a patch for {name}: rows of pixels, then pixels, then a pixel's "
+            "channels side by side (channels last), as a (p, p, c) block flattened; F.unfold and "
+            "Conv2d's kernels use (c, p, p) instead."
+        )
+    return right
 
 
 def _local(rows: int, cols: int, radius: int) -> Tensor:
@@ -105,4 +121,93 @@ def check_invariance_test(candidate: Callable[[nn.Module, Tensor], bool]) -> boo
                 )
                 return False
     print(f"✓ {name} tells the {len(cases)} test models apart: 2 invariant, 2 not.")
+    return True
+
+
+def _scaled(model: nn.Module, std: float) -> nn.Module:
+    """``model`` with every weight drawn again from N(0, std²): positions, class token and type vectors
+    large enough that leaving one out changes the logits far beyond rounding."""
+    with torch.no_grad():
+        for p in model.parameters():
+            p.normal_(0, std)
+    return model.eval()
+
+
+def check_vit_forward(candidate: Callable[[nn.Module, Tensor], Tensor]) -> bool | None:
+    """Exercise 13.4. Expects a function ``(vit, images (b, c, s, s)) -> logits (b, num_classes)`` that runs
+    a class-token :class:`~fromscratch.models.ViT`'s parts by hand (patches, their linear map, positions,
+    the class token in front, the blocks with ``vit.mask``, the final norm, the class token's logits) and
+    gives what ``vit(images)`` gives. Tried on ViTs with grid, 1-D and no positions, and a local mask."""
+    name = getattr(candidate, "__name__", "your function")
+    base = dict(image_size=8, channels=1, patch=2, num_classes=5, emb=16, heads=2, depth=2)
+    cases = [
+        ("grid positions", ViTConfig(**base)),
+        ("1-D learned positions, 2 channels", ViTConfig(**{**base, "channels": 2}, positions="learned")),
+        ("no positions", ViTConfig(**{**base, "patch": 4}, positions=None)),
+        ("a local mask (radius 1)", ViTConfig(**base, local=1)),
+    ]
+    with torch.random.fork_rng(devices=[]):  # the models, the images and whatever the learner draws
+        torch.manual_seed(13)
+        for label, config in cases:
+            vit = _scaled(ViT(config), 0.3)
+            images = torch.rand(3, config.channels, 8, 8)
+            with torch.no_grad():
+                expected = vit(images)  # (b, num_classes)
+                try:
+                    got = candidate(vit, images)
+                except NotImplementedError:
+                    return exercises.not_attempted(name)
+                except Exception as error:  # the learner's code may fail in any way; say how, kindly
+                    print(f"✗ {name} raised {error.__class__.__name__}: {error} (on a ViT with {label}).")
+                    return False
+            if exercises.is_stub(got):
+                return exercises.not_attempted(name)
+            if not isinstance(got, Tensor) or got.shape != expected.shape:
+                shape = tuple(got.shape) if isinstance(got, Tensor) else type(got).__name__
+                print(f"✗ {name} must return logits of shape {tuple(expected.shape)}, got {shape}.")
+                return False
+            if not torch.allclose(got, expected, atol=1e-4, rtol=1e-4):
+                print(
+                    f"✗ {name} differs from vit(images) on a ViT with {label} (largest gap "
+                    f"{(got - expected).abs().max():.3g}): check the positions, the class token in "
+                    "front, the mask and the final norm."
+                )
+                return False
+    print(f"✓ {name} equals vit(images) on {len(cases)} ViTs (grid, 1-D and no positions, a local mask).")
+    return True
+
+
+def check_question_forward(candidate: Callable[[nn.Module, Tensor, Tensor], Tensor]) -> bool | None:
+    """Exercise 13.5. Expects a function ``(model, images (b, 1, s, s), words (b, w)) -> logits (b, 2)`` that
+    builds :class:`~fromscratch.models.ImageQuestion`'s one set by hand (the class token; the words, their
+    1-D positions and type vector 0; the patches with their 2-D positions and type vector 1) and gives
+    what ``model(images, words)`` gives."""
+    name = getattr(candidate, "__name__", "your function")
+    vit = ViTConfig(image_size=8, patch=4, emb=16, heads=2, depth=2, num_classes=2)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(13)
+        model = _scaled(ImageQuestion(ImageQuestionConfig(vit=vit, vocab_size=15, max_words=4)), 0.3)
+        images, words = torch.rand(3, 1, 8, 8), torch.randint(0, 15, (3, 4))
+        with torch.no_grad():
+            expected = model(images, words)  # (b, 2)
+            try:
+                got = candidate(model, images, words)
+            except NotImplementedError:
+                return exercises.not_attempted(name)
+            except Exception as error:  # the learner's code may fail in any way; say how, kindly
+                print(f"✗ {name} raised {error.__class__.__name__}: {error}.")
+                return False
+    if exercises.is_stub(got):
+        return exercises.not_attempted(name)
+    if not isinstance(got, Tensor) or got.shape != expected.shape:
+        shape = tuple(got.shape) if isinstance(got, Tensor) else type(got).__name__
+        print(f"✗ {name} must return logits of shape {tuple(expected.shape)}, got {shape}.")
+        return False
+    if not torch.allclose(got, expected, atol=1e-4, rtol=1e-4):
+        print(
+            f"✗ {name} differs from model(images, words) (largest gap {(got - expected).abs().max():.3g}): "
+            "check which type vector each kind of token gets, and the positions of each."
+        )
+        return False
+    print(f"✓ {name} equals model(images, words): words and patches in one set, told apart by type.")
     return True

@@ -68,8 +68,11 @@ def llama2c_config(header: tuple[int, ...]) -> LlamaConfig:
     )
 
 
-def _layout(c: LlamaConfig) -> list[tuple[str, tuple[int, ...]]]:
-    """The tensors of a version-0 file in order: ``(name, shape)``; ``L`` layers stacked first."""
+def llama2c_layout(c: LlamaConfig) -> list[tuple[str, tuple[int, ...]]]:
+    """The tensors of a version-0 file in order: ``(name, shape)``; ``L`` layers stacked first.
+
+    Each tensor starts where the one before ends: after the 28-byte header, ``4 · numel`` bytes each
+    (chapter 14, exercise 14.4 writes it from the header)."""
     e, s, hidden, depth = c.emb, c.head_dim, c.hidden, c.depth
     kv = c.kv_heads * s
     return [
@@ -102,7 +105,7 @@ def read_llama2c(path: str | Path) -> Llama:
     if header[5] == 0 or min(header[:5] + header[6:]) <= 0:
         raise ValueError(f"{path}: the header {header} has sizes <= 0; is it a llama2.c version-0 file?")
     config = llama2c_config(header)
-    layout = _layout(config)
+    layout = llama2c_layout(config)
     expected = HEADER.size + 4 * sum(torch.Size(shape).numel() for _, shape in layout)
     if len(data) != expected:
         raise ValueError(
@@ -148,4 +151,11 @@ def load_tinyllama(name: str = "stories260K") -> tuple[Llama, SentencePieceBPE]:
     return read_llama2c(weights), read_llama2c_tokenizer(vocabulary)
 
 
-__all__ = ["HEADER", "STORIES260K_GREEDY_200", "llama2c_config", "load_tinyllama", "read_llama2c"]
+__all__ = [
+    "HEADER",
+    "STORIES260K_GREEDY_200",
+    "llama2c_config",
+    "llama2c_layout",
+    "load_tinyllama",
+    "read_llama2c",
+]

@@ -17,7 +17,8 @@ Both are RoPE, with the coordinates of each head in another order; :mod:`fromscr
 reorders the query and key weights when it converts.
 
 Module layout: ``token_embedding``, ``position_embedding`` (added positions only), ``rotary``,
-``position_bias``, ``blocks`` (a ``ModuleList`` of pre-norm causal :class:`~fromscratch.blocks.TransformerBlock`:
+``position_bias``,
+``blocks`` (a ``ModuleList`` of pre-norm causal :class:`~fromscratch.blocks.TransformerBlock`:
 ``norm1``, ``attention`` (``to_queries``, ``to_keys``, ``to_values``, ``unify_heads``), ``norm2``,
 ``ff`` (``gate``, ``up``, ``down``)), ``final_norm``, ``to_logits``. The KV cache
 (:meth:`Llama.new_cache`) holds ``(b, hk, t, s)`` keys and values per block: ``heads / kv_heads``

@@ -41,6 +41,7 @@ class BeyondRun:
     local_vit: ViTConfig  # a ViT with a local mask (local=r), mean-pooled; full attention: local=None
     local_train: TrainConfig  # every run of the comparison: the same steps, whatever the data size
     local_sizes: tuple[int, ...]  # training images of each pair of runs (the issue: 1,000, 5,000, 60,000)
+    local_seeds: int  # runs of each pair, seeds 0, 1, ...: the initial draw and the order of the batches
     # 13.3 graphs: Zachary's karate club
     graph: SetConfig  # the node classifier: one-hot node ids in, one label per node out (pooling=None)
     graph_train: TrainConfig  # every graph model
@@ -82,6 +83,7 @@ BEYOND_RUNS = {
         local_vit=ViTConfig(patch=7, emb=16, heads=2, depth=2, pooling="mean", local=1),
         local_train=TrainConfig(steps=10, lr=3e-3, warmup_steps=2),
         local_sizes=(100, 500, 2_000),
+        local_seeds=2,
         graph=SetConfig(**_GRAPH, depth=1),
         graph_train=TrainConfig(steps=20, lr=1e-2, warmup_steps=0, progress=False),
         graph_depths=(1, 2),
@@ -89,7 +91,7 @@ BEYOND_RUNS = {
         graph_seeds=1,
         question_train=TrainConfig(steps=10, lr=3e-3, warmup_steps=2),
     ),
-    # cpu: the chapter in about 13 minutes on 2 cores; the ViT and the CNN get 2 minutes each live
+    # cpu: the chapter in about 20 minutes on 2 cores; the ViT and the CNN get 2 minutes each live
     # (the 10-minute figures come from benchmarks/vision.py with `reference`)
     "cpu": _run(
         sets=SetConfig(hidden=128, emb=64, heads=4, depth=2),
@@ -110,6 +112,7 @@ BEYOND_RUNS = {
         local_vit=ViTConfig(patch=4, emb=48, heads=4, depth=3, pooling="mean", local=1),
         local_train=TrainConfig(steps=400, lr=2e-3, warmup_steps=40, weight_decay=0.05),
         local_sizes=(1_000, 5_000, 60_000),
+        local_seeds=3,
         graph=SetConfig(**_GRAPH, depth=1),
         graph_train=TrainConfig(steps=100, lr=1e-2, warmup_steps=0, progress=False),
         graph_depths=(1, 2, 3),
@@ -136,6 +139,7 @@ BEYOND_RUNS = {
         local_vit=ViTConfig(patch=4, emb=64, heads=4, depth=4, pooling="mean", local=1),
         local_train=TrainConfig(steps=3_000, lr=1e-3, warmup_steps=200, weight_decay=0.05),
         local_sizes=(1_000, 5_000, 60_000),
+        local_seeds=3,
         graph=SetConfig(**_GRAPH, depth=1),
         graph_train=TrainConfig(steps=100, lr=1e-2, warmup_steps=0, progress=False),
         graph_depths=(1, 2, 3),

@@ -3,10 +3,14 @@ grouped-query attention's cache, stories260K, and the Hugging Face oracle.
 
 The ablation ladder (14.1) is a tuple of ``(name, LlamaConfig)``: the same sizes, each rung changing one
 field of the one before, and every rung trained with the same :class:`~fromscratch.training.TrainConfig`
-(a time budget in minutes, so each gets the same wall clock; a cosine schedule)::
+(the same number of steps, so each sees the same bytes; a cosine schedule), once per seed::
 
-    for name, config in prof.decoders.ladder:
-        train(Llama(config), batches, next_byte_loss, prof.decoders.train)
+    for seed in range(prof.decoders.seeds):
+        for name, config in prof.decoders.ladder:
+            train(Llama(config), batches, next_byte_loss, prof.decoders.train)
+
+What a step of each rung costs is measured apart, in a timing pass (``timing_repeats`` steps, the median,
+one thread), never read off the training runs, whose clock follows whatever else the machine is doing.
 """
 
 from __future__ import annotations
@@ -26,16 +30,19 @@ class DecodersRun:
 
     data_bytes: int  # first bytes of enwik8 read: the 1,000,000-byte prefix, cut 90/5/5 (not standard)
     ladder: Ladder  # 14.1: GPT-2 style first, then one change per rung
-    train: TrainConfig  # 14.1: every rung's training: the same minutes, peak lr, warm-up, cosine decay
+    train: TrainConfig  # 14.1: every rung's training: the same steps, peak lr, warm-up, cosine decay
+    seeds: int  # 14.1: runs of the whole ladder, each with its own initial draw and order of batches
     batch_size: int  # 14.1: sequences of `context` bytes per step
     eval_bytes: int  # 14.1: validation bytes scored for each rung's bits per byte
+    timing_repeats: int  # 14.1: timed training steps per rung and per part (the median counts, one thread)
     gqa: LlamaConfig  # 14.2: the (untrained) decoder whose cache and decoding speed are measured
     gqa_kv_heads: tuple[int, ...]  # 14.2: the key/value head counts tried (1 = multi-query, h = multi-head)
     gqa_batch: int  # 14.2: sequences decoded side by side
-    gqa_prompt: int  # 14.2: prompt tokens read before the timed decoding
-    gqa_new: int  # 14.2: tokens decoded one at a time (timed)
-    gqa_repeats: int  # 14.2: timed runs per setting (the fastest counts)
+    gqa_prompt: int  # 14.2: prompt tokens read into the cache first (the prefill, timed apart)
+    gqa_new: int  # 14.2: tokens decoded one at a time with the cache (timed: these steps only)
+    gqa_repeats: int  # 14.2: timed runs per setting, each from a copy of the filled cache (the median counts)
     sample_tokens: int  # 14.3: tokens stories260K samples with temperature and top-p
+    wrong_eps: tuple[float, ...]  # 14.3: RMSNorm epsilons tried instead of llama2.c's 1e-5 (the greedy story)
     oracle: LlamaConfig  # 14.4: a random grouped-query Llama built by transformers and by us
     hub_tokens: int  # 14.4: tokens SmolLM2-135M generates (only where the Hugging Face Hub answers)
 
@@ -100,13 +107,15 @@ def _gqa(emb: int, heads: int, depth: int, context: int) -> LlamaConfig:
 
 
 DECODERS_RUNS = {
-    # smoke: tiny models for two seconds each: proves the code runs
+    # smoke: tiny models for a few steps each: proves the code runs
     "smoke": DecodersRun(
         data_bytes=1_000_000,
         ladder=ladder(emb=48, heads=4, depth=2, context=64, kv_heads=2),
-        train=TrainConfig(minutes=0.03, lr=3e-3, warmup_steps=5, schedule="cosine"),
+        train=TrainConfig(steps=6, lr=3e-3, warmup_steps=2, schedule="cosine"),
+        seeds=2,
         batch_size=8,
         eval_bytes=2_000,
+        timing_repeats=3,
         gqa=_gqa(emb=64, heads=8, depth=2, context=128),
         gqa_kv_heads=(1, 2, 4, 8),
         gqa_batch=2,
@@ -114,33 +123,40 @@ DECODERS_RUNS = {
         gqa_new=8,
         gqa_repeats=1,
         sample_tokens=40,
+        wrong_eps=(1e-2,),
         oracle=ORACLE,
         hub_tokens=20,
     ),
-    # cpu: six rungs of 2 minutes each on 2 cores (about 12 of the chapter's 20 minutes)
+    # cpu: six rungs of 400 steps, three seeds, on 2 cores (about 10 of the chapter's 15 minutes)
     "cpu": DecodersRun(
         data_bytes=1_000_000,
         ladder=ladder(emb=96, heads=8, depth=3, context=128, kv_heads=2),
-        train=TrainConfig(minutes=2.0, lr=2e-3, warmup_steps=100, schedule="cosine"),
+        train=TrainConfig(steps=400, lr=2e-3, warmup_steps=40, schedule="cosine"),
+        seeds=3,
         batch_size=16,
         eval_bytes=50_000,
+        timing_repeats=15,
         gqa=_gqa(emb=256, heads=8, depth=4, context=1_024),
         gqa_kv_heads=(1, 2, 4, 8),
         gqa_batch=8,
         gqa_prompt=512,
         gqa_new=32,
-        gqa_repeats=3,
+        gqa_repeats=5,
         sample_tokens=200,
+        wrong_eps=(1e-6, 1e-4, 1e-3, 1e-2),
         oracle=ORACLE,
         hub_tokens=40,
     ),
-    # gpu: a T4 (15 GB): six rungs of 4 minutes at GPT-2-small-like width, batch 64 x 256 bytes
+    # gpu: a T4 (15 GB): six rungs of 600 steps, three seeds, at GPT-2-small-like width, batch 64 x 256
+    # bytes (about 30 minutes by benchmarks/gpu_check.py's time model of a T4)
     "gpu": DecodersRun(
         data_bytes=1_000_000,
         ladder=ladder(emb=384, heads=8, depth=6, context=256, kv_heads=2),
-        train=TrainConfig(minutes=4.0, lr=1e-3, warmup_steps=300, schedule="cosine"),
+        train=TrainConfig(steps=600, lr=1e-3, warmup_steps=60, schedule="cosine"),
+        seeds=3,
         batch_size=64,
         eval_bytes=200_000,
+        timing_repeats=20,
         gqa=_gqa(emb=768, heads=12, depth=12, context=4_096),
         gqa_kv_heads=(1, 2, 3, 4, 6, 12),
         gqa_batch=16,
@@ -148,6 +164,7 @@ DECODERS_RUNS = {
         gqa_new=64,
         gqa_repeats=3,
         sample_tokens=400,
+        wrong_eps=(1e-6, 1e-4, 1e-3, 1e-2),
         oracle=ORACLE,
         hub_tokens=60,
     ),

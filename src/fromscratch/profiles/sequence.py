@@ -43,6 +43,7 @@ class SequenceRun:
     imdb_valid_reviews: int  # held out of the training reviews for the learning curves
     imdb_test_reviews: int | None  # test reviews scored at the end (None: all 25,000)
     imdb_train: TrainConfig  # the same for the four: minutes of training steps, lr, warm-up, eval_every
+    imdb_seeds: int  # the race run from seeds 0..n-1 (initial weights, batch order): mean and spread
 
     def configs(self, *, vocab_size: int, max_len: int) -> dict[str, SequenceClassifierConfig]:
         """``{"bag": ..., "rnn": ..., "cnn": ..., "transformer": ...}`` at one parameter budget:
@@ -97,8 +98,9 @@ SEQUENCE_RUNS = {
         imdb_valid_reviews=64,
         imdb_test_reviews=256,
         imdb_train=TrainConfig(minutes=1 / 60, lr=3e-3, warmup_steps=5, eval_every=10),
+        imdb_seeds=2,  # two: the spread's code runs too
     ),
-    # cpu: the measurements the chapter quotes (2 cores; about 8 minutes for the whole chapter)
+    # cpu: real measurements on 2 cores (the race's 3 seeds take 9 of the chapter's minutes)
     "cpu": SequenceRun(
         **_models(emb=64, heads=4, depth=2, rnn_depth=1, cnn_depth=2, kernel=5, words=20_000, max_len=256),
         timing_lengths=(64, 128, 256, 512, 1024, 2048),
@@ -119,6 +121,7 @@ SEQUENCE_RUNS = {
         # 15-95 steps in that time (load 4 to 2.6), the bag 600-2,400: hence a warm-up of 5 steps, and
         # validation every 25 steps (a few points for the GRU, about 100 passes of 0.3 s for the bag)
         imdb_train=TrainConfig(minutes=0.75, lr=3e-3, warmup_steps=5, eval_every=25),
+        imdb_seeds=3,  # 3 x 4 x 45 s: the race's lesson with its spread (seeds 1-2 validate once)
     ),
     # gpu: longer sequences, where attention's t² shows even on a GPU; longer IMDb budgets
     "gpu": SequenceRun(
@@ -138,5 +141,6 @@ SEQUENCE_RUNS = {
         imdb_valid_reviews=1_000,
         imdb_test_reviews=None,
         imdb_train=TrainConfig(minutes=4, lr=1e-3, warmup_steps=200, eval_every=200),  # a T4: ~26 min in all
+        imdb_seeds=1,  # one run each: 3 seeds would add 32 minutes on a Colab GPU
     ),
 }

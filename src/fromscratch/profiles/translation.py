@@ -31,6 +31,7 @@ class TranslationRun:
     label_smoothing: float  # of the translation loss; Vaswani et al.: 0.1
     beam_size: int  # beam width for the final test BLEU
     val_pairs: int  # validation pairs scored (greedy BLEU) every `eval_every` steps while training
+    timing_repeats: int  # 9.4: timed training steps per model on one batch (the median; one CPU thread)
 
 
 def _run(
@@ -67,6 +68,7 @@ TRANSLATION_RUNS = {
         label_smoothing=0.1,
         beam_size=2,
         val_pairs=20,
+        timing_repeats=1,
     ),
     # cpu: 2 cores; the three models train for the same 5 minutes each (the chapter then runs in ~20 min).
     # Each peak lr is the best of three on validation BLEU (greedy, 1,014 pairs) after 1.5 min of training
@@ -86,9 +88,11 @@ TRANSLATION_RUNS = {
         label_smoothing=0.1,
         beam_size=4,
         val_pairs=200,
+        timing_repeats=5,
     ),
-    # gpu: untested until run on a GPU; Vaswani-base-like width, more layers and a longer run. 15 + 2 x 4 min
-    # of training: the chapter in ~26 min on a T4 by benchmarks/gpu_plan.py (30 + 2 x 10 took ~56)
+    # gpu: not run in full on a GPU yet; Vaswani-base-like width, more layers and a longer run. 8 + 8 + 8 min
+    # of training (the three models get the same minutes, as in cpu); benchmarks/gpu_plan.py estimates the
+    # chapter on a T4 (an earlier 30 + 2 x 10 took ~56 min there)
     "gpu": _run(
         vocab_size=8000,
         max_len=128,
@@ -104,5 +108,6 @@ TRANSLATION_RUNS = {
         label_smoothing=0.1,
         beam_size=5,
         val_pairs=500,
+        timing_repeats=10,
     ),
 }

@@ -200,8 +200,15 @@ def pretrained_bert(
 
 
 @torch.no_grad()
-def masked_lm_eval(model: BertForPretraining, batches: MaskedBatches, *, max_batches: int = 50) -> float:
-    """The model's mean masked-LM loss (nats per masked token) over the first ``max_batches`` batches."""
+def masked_lm_eval(
+    model: BertForPretraining, batches: MaskedBatches, *, max_batches: int = 50, positions: str = "chosen"
+) -> float:
+    """The model's mean masked-LM loss (nats per scored token) over the first ``max_batches`` batches:
+    at every chosen position (``positions="chosen"``, what training minimises) or only where the input
+    shows ``[MASK]`` (``"masked"``: there no answer can be copied from the input, so the unigram baseline
+    of the same positions is the best loss without context; :mod:`fromscratch.metrics.unigram`)."""
+    if positions not in ("chosen", "masked"):
+        raise ValueError(f'positions must be "chosen" or "masked", got {positions!r}.')
     device = next(model.parameters()).device
     total, count = 0.0, 0
     with evaluating(model):
@@ -210,6 +217,8 @@ def masked_lm_eval(model: BertForPretraining, batches: MaskedBatches, *, max_bat
                 break
             batch = {k: v.to(device) for k, v in batch.items()}
             chosen = batch["labels"] != IGNORE  # (b, t)
+            if positions == "masked":
+                chosen &= batch["tokens"] == batches.mask_id  # (b, t): [MASK] shown
             logits = model(batch["tokens"], batch["padding_mask"], only=chosen)  # (n, V)
             total += float(
                 torch.nn.functional.cross_entropy(logits.float(), batch["labels"][chosen], reduction="sum")

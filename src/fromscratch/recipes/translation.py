@@ -9,11 +9,13 @@ Chapter 09 trains its models itself, with ``train(model, batches, translation_lo
   finds what the benchmark trained (and a changed setting never reloads a stale file);
 - :func:`training_minutes`: how long a (possibly loaded) run spent in training steps;
 - :func:`evaluate`: translate the test set (greedy or beam search) and score it with sacreBLEU;
-- :func:`val_bleu`: an ``evaluate`` for ``train``, so BLEU can be plotted against training minutes.
+- :func:`val_bleu`: an ``evaluate`` for ``train``, so BLEU can be plotted against training minutes
+  (it records the machine's load too: :func:`training_load`).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -83,12 +85,29 @@ def evaluate(
 
 def val_bleu(data: TranslationData, pairs: int = 200) -> Callable[[nn.Module], dict[str, float]]:
     """``train``'s ``evaluate``: greedy BLEU of the model on the first ``pairs`` **validation** pairs
-    (never the test set), as ``{"val_bleu": score}``. ``train`` calls it every ``eval_every`` steps and
-    records it with the training seconds spent so far (``history.series("val_bleu", x="seconds")``)."""
+    (never the test set), as ``{"val_bleu": score, "load": ...}``. ``train`` calls it every ``eval_every``
+    steps and records it with the training seconds spent so far (``history.series("val_bleu",
+    x="seconds")``); ``load`` is the machine's load average over the last minute (1.0 = one busy core),
+    so that a run's history says how busy the machine was while it trained (:func:`training_load`)."""
     if pairs < 1:
         raise ValueError(f"pairs must be at least 1, got {pairs}.")
     val = replace(data, test=data.raw.val[:pairs], split="val")
-    return lambda model: {"val_bleu": evaluate(model, val)[0].score}
+
+    def score(model: nn.Module) -> dict[str, float]:
+        return {"val_bleu": evaluate(model, val)[0].score, "load": _load()}
+
+    return score
+
+
+def _load() -> float:
+    return os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+
+
+def training_load(history) -> tuple[float, float] | None:
+    """The lowest and highest load average recorded while a run trained (by :func:`val_bleu`), or None
+    when its history has none (a run trained before the load was recorded)."""
+    loads = [x for x in history.series("load")[1] if x == x]  # NaN: no load average on this system
+    return (min(loads), max(loads)) if loads else None
 
 
 __all__ = [
@@ -96,6 +115,7 @@ __all__ = [
     "TranslationData",
     "evaluate",
     "prepare",
+    "training_load",
     "training_minutes",
     "translation_checkpoint",
     "val_bleu",

@@ -112,6 +112,11 @@ class BytePairEncoding:
             f"{len(self.special)} special)"
         )
 
+    def clear_cache(self) -> None:
+        """Forget the chunks encoded so far, so that the next ``encode`` does all its merges again (chapter
+        10 times a first pass this way)."""
+        self._cache.clear()
+
     def chunks(self, text: str) -> list[str]:
         """The pre-tokeniser's pieces of ``text`` (merges never cross their boundaries)."""
         return self._regex.findall(text)

@@ -127,11 +127,22 @@ def accuracy_curves(
     return fig
 
 
-def data_size_plot(sizes: Sequence[int], accuracy: Mapping[str, Sequence[float]], *, title: str = ""):
-    """Test accuracy against the number of training images (log scale), one line per model."""
+def data_size_plot(
+    sizes: Sequence[int],
+    accuracy: Mapping[str, Sequence[float]],
+    *,
+    ranges: Mapping[str, tuple[Sequence[float], Sequence[float]]] | None = None,
+    title: str = "",
+):
+    """Test accuracy against the number of training images (log scale), one line per model; ``ranges``
+    (``{model: (lowest, highest)}``, one value per size, e.g. over seeds) draws each point's spread."""
     fig, ax = plt.subplots(figsize=(min(BOOK_WIDTH, 6.0), 3.6), layout="constrained")
     for n, (name, values) in enumerate(accuracy.items()):
-        ax.plot(sizes, [100 * v for v in values], marker="o", color=PALETTE[n % len(PALETTE)], label=name)
+        color = PALETTE[n % len(PALETTE)]
+        ax.plot(sizes, [100 * v for v in values], marker="o", color=color, label=name)
+        if ranges and name in ranges:
+            low, high = ranges[name]
+            ax.vlines(sizes, [100 * v for v in low], [100 * v for v in high], color=color, alpha=0.6)
     ax.set_xscale("log")
     ax.set_xticks(list(sizes), [f"{s:,}" for s in sizes])
     ax.minorticks_off()

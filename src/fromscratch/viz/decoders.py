@@ -1,6 +1,7 @@
-"""Plots of chapter 14: the ablation's learning curves against the clock, and grouped-query attention.
+"""Plots of chapter 14: the ablation's learning curves, and grouped-query attention.
 
-- :func:`ablation_curves`: training loss against seconds of training, one smoothed line per rung (14.1);
+- :func:`ablation_curves`: training loss against steps (or seconds) of training, one smoothed line per
+  rung (14.1);
 - :func:`gqa_plot`: KV-cache size and decoding speed against the number of key/value heads (14.2).
 
 Every function takes plain numbers and returns the figure.
@@ -22,12 +23,13 @@ def ablation_curves(
     curves: Mapping[str, tuple[Sequence[float], Sequence[float]]],
     *,
     smooth: int = 25,
+    xlabel: str = "seconds of training",
     ylabel: str = "training loss (bits per byte)",
     title: str = "the same clock for every rung",
 ):
-    """``curves``: ``{rung: (seconds, losses)}``, one point per step. Each line is the mean of ``smooth``
-    consecutive steps (fewer for short runs), so the rungs can be told apart; the x-axis is training
-    time (evaluations not counted), the budget every rung had."""
+    """``curves``: ``{rung: (x, losses)}``, one point per step, ``x`` the steps or the seconds of training
+    (evaluations not counted): the budget every rung had. Each line is the mean of ``smooth``
+    consecutive steps (fewer for short runs), so the rungs can be told apart."""
     fig, ax = plt.subplots(figsize=(min(BOOK_WIDTH, 7.0), 3.8), layout="constrained")
     for n, (name, (seconds, losses)) in enumerate(curves.items()):
         values = np.asarray(losses, dtype=float)
@@ -39,7 +41,7 @@ def ablation_curves(
             color=PALETTE[n % len(PALETTE)],
             label=name,
         )
-    ax.set(xlabel="seconds of training", ylabel=ylabel, title=title)
+    ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
     ax.legend(fontsize="small")
     return fig
 
@@ -53,7 +55,8 @@ def gqa_plot(
     title: str = "",
 ):
     """Two panels against the key/value heads ``hk`` (1 = multi-query, ``heads`` = multi-head): the KV
-    cache in MiB (bars, with ``heads / hk`` over each) and tokens decoded per second (line)."""
+    cache in MiB (bars, with ``heads / hk`` over each) and tokens decoded per second in the cached
+    one-token steps, the prefill not counted (line)."""
     fig, axes = plt.subplots(1, 2, figsize=(min(BOOK_WIDTH, 8.0), 3.4), layout="constrained")
     where = np.arange(len(kv_heads))
     bars = axes[0].bar(where, cache_mib, color=PALETTE[0])
@@ -63,7 +66,7 @@ def gqa_plot(
         axes[0].annotate(label, top, ha="center", va="bottom", fontsize="small")
     axes[0].set(ylabel="MiB", title="KV cache")
     axes[1].plot(where, tokens_per_second, marker="o", color=PALETTE[1])
-    axes[1].set(ylabel="tokens per second", title="decoding with the cache")
+    axes[1].set(ylabel="tokens per second", title="decoding steps (prefill not counted)")
     axes[1].set_ylim(bottom=0)
     for ax in axes:
         ax.set_xticks(where, [str(k) for k in kv_heads])
