@@ -66,7 +66,7 @@ def cell_lines(all_reports: list[dict[str, Any]]) -> list[str]:
 def planned_memory(page: Path) -> dict[str, float]:
     """``{"07 7.6 generator": MiB}``: the plan's T4 estimate (book/running.md's table) less the CUDA context,
     which ``max_memory_allocated`` does not count."""
-    from fromscratch.training.fits import CUDA_CONTEXT
+    from fromscratch.training.memory import CUDA_CONTEXT
 
     found = {}
     for row in page.read_text(encoding="utf-8").splitlines():

@@ -25,6 +25,7 @@ from gpu_plan_runs import (
 )
 from torch import nn
 
+from fromscratch.attention import SCHEMES
 from fromscratch.data import mnist
 from fromscratch.data.imdb import ReviewBatches
 from fromscratch.models import (
@@ -130,7 +131,7 @@ def chapter_11(prof) -> list[Run]:
             attention=None,
         ),
     ]
-    for scheme in ("learned", "sinusoidal", "rope", "alibi"):
+    for scheme in SCHEMES:  # every registered scheme, as chapter 11 trains them
         runs.append(
             Run(
                 "11",

@@ -14,15 +14,9 @@ from gpu_plan_runs import Run
 from step_counts import CARDS, Card, Counts, counted
 from torch.utils._pytree import tree_map_only
 
-from fromscratch.training.fits import (
-    CUDA_CONTEXT,
-    StorageWatch,
-    batch_size,
-    estimate_training,
-    step_peak,
-    take,
-)
-from fromscratch.training.memory import MODELS, T4_BYTES, estimate_memory
+from fromscratch.training.batches import batch_size, take
+from fromscratch.training.fits import StorageWatch, estimate_training
+from fromscratch.training.memory import CUDA_CONTEXT, MODELS, T4_BYTES, estimate_memory, step_peak
 from fromscratch.training.precision import choose_for_gpu
 
 STEP_SECONDS = 15.0  # a step measured on the CPU takes about this long at most (from one example's)

@@ -49,19 +49,18 @@ from dataclasses import replace
 import torch
 
 from fromscratch.metrics.unigram import copy_aware_floor, entropy, masked_token_counts, unigram_mlm_loss
-from fromscratch.profiles import get_profile
+from fromscratch.profiles import PROFILE_NAMES, get_profile
 from fromscratch.recipes.bert_imdb import pretraining_batches
 from fromscratch.recipes.label_efficiency import (
     CHAPTER_06,
     INITS,
-    LABEL_EFFICIENCY_RUNS,
-    accuracy,
     bert_data,
     finetune,
     fresh_encoder,
     masked_lm_eval,
     minilm_encoder,
     pretrained_bert,
+    review_accuracy,
     splits,
     word_reviews,
     wordpiece_reviews,
@@ -80,7 +79,7 @@ def parse() -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--profile", default="cpu", choices=sorted(LABEL_EFFICIENCY_RUNS), help="sizes")
+    parser.add_argument("--profile", default="cpu", choices=PROFILE_NAMES, help="sizes")
     parser.add_argument("--labels", help="comma-separated N to run (default: the profile's)")
     parser.add_argument("--seeds", type=int, help="seeds for the small N (default: the profile's)")
     parser.add_argument("--inits", default=",".join(INITS), help=f"comma-separated, from {', '.join(INITS)}")
@@ -135,11 +134,11 @@ def main() -> None:
     signal.signal(signal.SIGINT, stop)  # background jobs start with SIGINT ignored
     args = parse()
     torch.set_num_threads(args.threads)
-    run = LABEL_EFFICIENCY_RUNS[args.profile]
+    modern = get_profile(args.profile).modern
+    run = modern.label_efficiency
     if args.seeds is not None:
         run = replace(run, seeds=args.seeds)
     labels = [int(n) for n in args.labels.split(",")] if args.labels else list(run.labels)
-    modern = get_profile(args.profile).modern
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     start = time.perf_counter()
     if args.floors:
@@ -204,7 +203,7 @@ def main() -> None:
         for lr in run.grid(init):
             mark = time.perf_counter()
             classifier = one_run(init, run.lr_labels, 0, lr)
-            score = accuracy(classifier, ready(init, val), device=device)
+            score = review_accuracy(classifier, ready(init, val), device=device)
             scores.append((score, lr, classifier))
             print(
                 f"lr pick: init={init} N={run.lr_labels} lr={lr:g} val_accuracy={score:.4f} "
@@ -230,7 +229,7 @@ def main() -> None:
                     n == run.lr_labels and seed == 0
                 )  # the lr-picking run of the chosen lr: the same training
                 classifier = kept if reuse else one_run(init, n, seed, lr)
-                score = accuracy(classifier, tests[init], device=device)
+                score = review_accuracy(classifier, tests[init], device=device)
                 results.setdefault((n, init), []).append(score)
                 print(
                     f"labels={n} init={init} seed={seed} accuracy={score:.4f} "

@@ -6,11 +6,11 @@ import pytest
 import torch
 
 from fromscratch.attention.masks import padding_mask
-from fromscratch.data.multi30k import BOS_ID, EOS_ID
 from fromscratch.data.multi30k_tokenizer import train_tokenizer
 from fromscratch.generate import beam_search, block_repeats, greedy_search, translate
 from fromscratch.generate.beam import _select, _select_cache, detokenize
 from fromscratch.models import EncoderDecoder, RNNSeq2Seq
+from fromscratch.tokenizers.special import BOS, EOS
 
 V = 30
 
@@ -34,15 +34,15 @@ def naive_greedy(model, src, mask, steps):
     out = []
     for i in range(src.size(0)):
         n = int(mask[i].sum())
-        tokens = [BOS_ID]
+        tokens = [BOS]
         with torch.no_grad():
             memory = model.encode(src[i : i + 1, :n])
             for _ in range(steps):
                 logits = model.decode(torch.tensor([tokens]), memory)[0, -1]
                 tokens.append(int(logits.argmax()))
-                if tokens[-1] == EOS_ID:
+                if tokens[-1] == EOS:
                     break
-        out.append([t for t in tokens[1:] if t != EOS_ID])
+        out.append([t for t in tokens[1:] if t != EOS])
     return out
 
 
@@ -56,7 +56,7 @@ def test_beam_of_one_is_greedy_and_batched_greedy_matches_one_at_a_time(model):
 
 def sequence_logprob(model, src, mask, seq):
     with torch.no_grad():
-        tokens = torch.tensor([[BOS_ID, *seq]])
+        tokens = torch.tensor([[BOS, *seq]])
         logp = torch.log_softmax(model(src, tokens, mask), -1)[0]
         return float(sum(logp[i, t] for i, t in enumerate(seq)))
 
@@ -120,9 +120,7 @@ def test_cached_steps_equal_decoding_the_whole_prefix_even_after_reordering(mode
         ).eval()
     src, mask = source()
     g = torch.Generator().manual_seed(3)
-    tokens = torch.cat(
-        [torch.full((4, 1), BOS_ID), torch.randint(4, V, (4, 6), generator=g)], dim=1
-    )  # (4, 7)
+    tokens = torch.cat([torch.full((4, 1), BOS), torch.randint(4, V, (4, 6), generator=g)], dim=1)  # (4, 7)
     order = torch.tensor([2, 0, 0, 3])  # beam search's reordering: rows may be dropped or repeated
     with torch.no_grad():
         memory = model.encode(src, mask)

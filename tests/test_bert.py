@@ -7,9 +7,10 @@ import pytest
 import torch
 
 from fromscratch.attention.masks import padding_mask
-from fromscratch.data.masking import IGNORE, mask_tokens
+from fromscratch.data.masking import mask_tokens
 from fromscratch.interop.huggingface import StateDictMismatch, bert_table, from_hf, load_bert, load_state
 from fromscratch.models.bert import BertEncoder, BertForClassification, BertForPretraining
+from fromscratch.tokenizers.special import IGNORE
 
 transformers = pytest.importorskip("transformers")
 

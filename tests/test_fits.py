@@ -10,17 +10,10 @@ from torch import nn
 
 from fromscratch.models import CNN, CNNConfig, Generator, GeneratorConfig
 from fromscratch.recipes.beyond import labelled_loss
-from fromscratch.training.fits import (
-    CUDA_CONTEXT,
-    StorageWatch,
-    check_fits,
-    estimate_training,
-    probe_batch,
-    step_peak,
-    take,
-)
+from fromscratch.training.batches import probe_batch, take
+from fromscratch.training.fits import StorageWatch, check_fits, estimate_training
 from fromscratch.training.losses import classification_loss, next_byte_loss
-from fromscratch.training.memory import T4_BYTES
+from fromscratch.training.memory import CUDA_CONTEXT, T4_BYTES, step_peak
 
 
 def generator_batch(b=4, t=32):
@@ -205,7 +198,8 @@ def fake_free_memory(monkeypatch, free, total, reserved=0, allocated=0):
 
 def test_check_run_compares_with_the_free_memory(monkeypatch):
     """On a pretend 16 GiB GPU (the model stays on the CPU): the check reads what is free, not the total."""
-    from fromscratch.training.fits import check_run, gpu_peak
+    from fromscratch.training.fits import check_run
+    from fromscratch.training.memory import gpu_peak
     from fromscratch.training.precision import choose_precision
 
     torch.manual_seed(0)

@@ -18,7 +18,8 @@ from fromscratch.data.batching import bucketed_batches, pad_batch
 from fromscratch.data.imdb import ReviewBatches, Reviews, load_imdb
 from fromscratch.data.imdb_tokens import CACHE_VERSION
 from fromscratch.data.registry import DataError, DataFile
-from fromscratch.tokenizers.words import CLS, PAD, UNK, build_vocab, tokenize
+from fromscratch.tokenizers.special import CLS, PAD, UNK
+from fromscratch.tokenizers.words import build_vocab, tokenize
 
 TINY = DataFile(
     name="aclImdb-tiny",

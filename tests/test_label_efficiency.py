@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from fromscratch.recipes.label_efficiency import LABEL_EFFICIENCY_RUNS, head_tail
+from fromscratch.profiles.label_efficiency import LABEL_EFFICIENCY_RUNS
+from fromscratch.recipes.label_efficiency import head_tail
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -13,10 +13,6 @@ import torch
 
 from fromscratch.data import multi30k as m30k
 from fromscratch.data.multi30k import (
-    BOS_ID,
-    EOS_ID,
-    PAD_ID,
-    SPECIAL_TOKENS,
     TokenBatches,
     collate,
     encode_pairs,
@@ -25,6 +21,7 @@ from fromscratch.data.multi30k import (
 from fromscratch.data.multi30k_tokenizer import TOKENIZER_VERSION, multi30k_tokenizer
 from fromscratch.data.registry import DataError
 from fromscratch.models import EncoderDecoder
+from fromscratch.tokenizers.special import BOS, EOS, PAD, SPECIAL_TOKENS
 from fromscratch.training.losses import translation_loss
 
 TINY = {
@@ -126,7 +123,7 @@ def real_tokenizer(tmp_path_factory):
 def test_tokenizer_round_trips_the_test_set_and_has_the_special_tokens(real_tokenizer):
     tokenizer, data = real_tokenizer
     assert [tokenizer.token_to_id(t) for t in SPECIAL_TOKENS] == list(range(len(SPECIAL_TOKENS)))
-    assert (PAD_ID, BOS_ID, EOS_ID) == (0, 3, 4)
+    assert (PAD, BOS, EOS) == (0, 3, 4)
     assert tokenizer.get_vocab_size() == 1000
     for en, de in data.test:
         assert tokenizer.decode(tokenizer.encode(en).ids) == en
@@ -150,7 +147,7 @@ def test_batches_cover_every_pair_once_within_the_token_budget(tiny_mirror):
     data = load_multi30k()
     tokenizer = multi30k_tokenizer(300)
     pairs = encode_pairs(data.train * 20, tokenizer)
-    assert pairs.tgt[0][0] == BOS_ID and pairs.tgt[0][-1] == EOS_ID
+    assert pairs.tgt[0][0] == BOS and pairs.tgt[0][-1] == EOS
     batches = TokenBatches(pairs, max_tokens=60, seed=0)
     seen = torch.cat(batches.batches()).sort().values
     assert torch.equal(seen, torch.arange(len(pairs)))
@@ -160,13 +157,13 @@ def test_batches_cover_every_pair_once_within_the_token_budget(tiny_mirror):
         assert b * (ts + batch["tgt_in"].size(1) + 1) <= 60 or b == 1
         assert torch.equal(
             batch["tgt_in"][:, 1:],
-            batch["tgt_out"][:, :-1].masked_fill(~batch["tgt_padding_mask"][:, 1:], PAD_ID),
+            batch["tgt_out"][:, :-1].masked_fill(~batch["tgt_padding_mask"][:, 1:], PAD),
         )
 
 
 def two_pairs() -> dict[str, torch.Tensor]:
     """Two sentence pairs collated: sources of 3 and 1 tokens, targets ``<s> 11 12 </s>``, ``<s> 13 </s>``."""
-    targets = [torch.tensor([BOS_ID, 11, 12, EOS_ID]), torch.tensor([BOS_ID, 13, EOS_ID])]
+    targets = [torch.tensor([BOS, 11, 12, EOS]), torch.tensor([BOS, 13, EOS])]
     return collate([torch.tensor([7, 8, 9]), torch.tensor([5])], targets)
 
 
@@ -175,8 +172,8 @@ def test_collate_shifts_targets_for_teacher_forcing():
     assert batch["src"].tolist() == [[7, 8, 9], [5, 0, 0]]
     assert batch["src_padding_mask"].tolist() == [[True] * 3, [True, False, False]]
     # the second row reads </s> at its last position, where tgt_out is padding: that prediction is not scored
-    assert batch["tgt_in"].tolist() == [[BOS_ID, 11, 12], [BOS_ID, 13, EOS_ID]]
-    assert batch["tgt_out"].tolist() == [[11, 12, EOS_ID], [13, EOS_ID, PAD_ID]]
+    assert batch["tgt_in"].tolist() == [[BOS, 11, 12], [BOS, 13, EOS]]
+    assert batch["tgt_out"].tolist() == [[11, 12, EOS], [13, EOS, PAD]]
     assert batch["tgt_padding_mask"].tolist() == [[True] * 3, [True, True, False]]
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from fromscratch.interop.llama2c import STORIES260K_GREEDY_200
-from fromscratch.tokenizers.sentencepiece import BOS, EOS, SentencePieceBPE, read_llama2c_tokenizer
+from fromscratch.tokenizers.sentencepiece import SP_BOS, SP_EOS, SentencePieceBPE, read_llama2c_tokenizer
 
 # the chapter's texts, then the hard cases: whitespace runs, digits, characters outside the vocabulary
 CHAPTER_TEXTS = [
@@ -63,15 +63,15 @@ def test_the_vocabulary_is_theirs(ours, theirs):
     assert len(ours) == theirs.vocab_size() == 512
     assert ours.pieces == [theirs.id_to_piece(i) for i in range(512)]
     assert ours.scores == pytest.approx([theirs.get_score(i) for i in range(512)])
-    assert (BOS, EOS) == (theirs.bos_id(), theirs.eos_id()) == (1, 2)
+    assert (SP_BOS, SP_EOS) == (theirs.bos_id(), theirs.eos_id()) == (1, 2)
 
 
 @pytest.mark.parametrize("text", CHAPTER_TEXTS + HARD_CASES)
 def test_encoding_and_decoding_equal_sentencepiece(ours, theirs, text):
     expected = theirs.encode(text)
     assert ours.encode(text, bos=False) == expected
-    assert ours.encode(text) == [BOS, *expected]
-    assert ours.encode(text, bos=True, eos=True) == [BOS, *expected, EOS]
+    assert ours.encode(text) == [SP_BOS, *expected]
+    assert ours.encode(text, bos=True, eos=True) == [SP_BOS, *expected, SP_EOS]
     assert ours.decode(ours.encode(text)) == theirs.decode(expected)
 
 

@@ -7,10 +7,11 @@ from dataclasses import fields, replace
 import pytest
 import torch
 
-from fromscratch.models import SequenceClassifier, SequenceClassifierConfig
+from fromscratch.data.synthetic import MatchData
+from fromscratch.models import SequenceClassifier, SequenceClassifierConfig, budget_configs
 from fromscratch.profiles import PROFILE_NAMES, get_profile
-from fromscratch.recipes.sequence_compare import budget_configs, random_batch, step_seconds
-from fromscratch.recipes.sequence_tasks import MatchData, crossover, step_time_table, task_accuracy
+from fromscratch.recipes.sequence_compare import random_batch, step_seconds
+from fromscratch.recipes.sequence_tasks import crossover, step_time_table, task_accuracy
 from fromscratch.training import TrainConfig, train
 from fromscratch.training.losses import classification_loss
 from fromscratch.utils import count_parameters, loglog_slope

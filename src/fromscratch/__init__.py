@@ -11,8 +11,9 @@ Its rooms (folders), bottom floor first; each imports only from the rooms below 
 - ``models`` (every model with its config, from chapter 01's recommender on);
 - ``training`` (``train``, ``TrainConfig``, checkpoints, precision, memory), ``interop`` (weights to and
   from PyTorch and Hugging Face), ``metrics`` and ``viz``;
-- ``recipes`` (pipelines chapters share), ``profiles`` (smoke, cpu and gpu run sizes, ``setup``) and
-  ``exercises`` (the checkers of each chapter's exercises).
+- ``profiles`` (smoke, cpu and gpu run sizes, ``setup``) and ``exercises`` (the checkers of each
+  chapter's exercises);
+- ``recipes`` (pipelines a chapter and a benchmark share; they take the profiles' runs).
 
 This module itself only brings ``setup`` and the profile to the top: ``fromscratch.setup(seed=0)``.
 """

@@ -7,8 +7,8 @@
 - :mod:`~fromscratch.attention.masks`: ``causal_mask``, ``padding_mask`` and their checks (True = may attend);
   ``local_mask`` (a grid of patches) and ``graph_mask`` (an adjacency matrix), ch. 13;
 - :mod:`~fromscratch.attention.positions`: position vectors added to embeddings (learned, sinusoidal, ch. 05)
-  and positions inside attention (RoPE, ALiBi, relative offsets, ch. 11); image patches and 2-D
-  positions (ch. 13);
+  and positions inside attention (RoPE, ALiBi, relative offsets, ch. 11); 2-D positions of patches (ch. 13);
+- :mod:`~fromscratch.attention.patches`: ``patchify``, ``unpatchify``: images cut into patch tokens (ch. 13);
 - :mod:`~fromscratch.attention.cache`: the caller-owned ``KVCache`` (ch. 11);
 - :mod:`~fromscratch.attention.sparse`: Child et al.'s strided and fixed patterns (ch. 11).
 
@@ -27,6 +27,7 @@ from fromscratch.attention.masks import (
     local_mask,
     padding_mask,
 )
+from fromscratch.attention.patches import check_patch, patchify, unpatchify
 from fromscratch.attention.positions import (
     ALiBi,
     GridPositionEmbedding,
@@ -36,12 +37,9 @@ from fromscratch.attention.positions import (
     alibi_bias,
     alibi_slopes,
     check_length,
-    check_patch,
-    patchify,
     relative_offsets,
     rotate,
     sinusoidal_encoding,
-    unpatchify,
 )
 from fromscratch.attention.relative_bias import RelativeBias, relative_buckets
 from fromscratch.attention.schemes import SCHEMES, PositionParts, Scheme, position_parts

@@ -20,11 +20,11 @@ Both plug into :class:`~fromscratch.attention.SelfAttention` through its keyword
 returns). :func:`relative_offsets` is the one ``(tq, tk)`` table of offsets both (and
 Transformer-XL, :mod:`fromscratch.models.transformer_xl`) are built on.
 
-Chapter 13 cuts images into patches (:func:`patchify`) and gives each patch a learned position on
-the 2-D grid (:class:`GridPositionEmbedding`): a row vector plus a column vector.
+Chapter 13 gives each image patch (cut by :func:`~fromscratch.attention.patches.patchify`) a learned
+position on the 2-D grid (:class:`GridPositionEmbedding`): a row vector plus a column vector.
 
-Shape legend: ``b`` batch, ``h`` heads, ``t`` length (``tq`` queries, ``tk`` keys), ``d`` head width;
-images ``(b, c, height, width)`` with ``c`` channels, ``p`` the patch side, ``n`` the patches.
+Shape legend: ``b`` batch, ``h`` heads, ``t`` length (``tq`` queries, ``tk`` keys), ``d`` head width,
+``n`` patches.
 """
 
 from __future__ import annotations
@@ -117,9 +117,6 @@ __all__ = [
     "PositionEmbedding",
     "PositionEncoding",
     "GridPositionEmbedding",
-    "check_patch",
-    "patchify",
-    "unpatchify",
 ]
 
 
@@ -227,60 +224,14 @@ class ALiBi(nn.Module):
         return alibi_bias(self.slopes, tq, tk)  # (h, tq, tk)
 
 
-# --- images (chapter 13) ---------------------------------------------------------------------------
-def check_patch(height: int, width: int, patch: int) -> None:
-    """Raise a ValueError naming the patch sizes that fit unless ``patch`` divides both sides."""
-    if patch > 0 and height % patch == 0 and width % patch == 0:
-        return
-    fits = [p for p in range(1, min(height, width) + 1) if height % p == 0 and width % p == 0]
-    raise ValueError(
-        f"A {height}x{width} image cannot be cut into {patch}x{patch} patches: both sides must be "
-        f"multiples of the patch. Patch sizes that work: {', '.join(map(str, fits))} (or pad or crop "
-        f"the image to a multiple of {patch})."
-    )
-
-
-def patchify(images: Tensor, patch: int) -> Tensor:
-    """Cut images into non-overlapping ``p x p`` patches, each flattened into one token (chapter 13).
-
-    images: ``(b, c, height, width)``, both sides multiples of ``p``. Returns ``(b, n, p·p·c)`` with
-    ``n = (height/p)·(width/p)`` patches numbered row by row; inside a patch the values run row by
-    row, pixel by pixel, with a pixel's ``c`` channels side by side. :func:`unpatchify` undoes it.
-    """
-    if images.dim() != 4:
-        raise ValueError(
-            f"images must be (b, c, height, width), got shape {tuple(images.shape)}; "
-            f"add a channel dimension with images[:, None]."
-        )
-    b, c, height, width = images.shape
-    check_patch(height, width, patch)
-    rows, cols = height // patch, width // patch
-    x = images.reshape(b, c, rows, patch, cols, patch)  # (b, c, rows, p, cols, p)
-    x = x.permute(0, 2, 4, 3, 5, 1)  # (b, rows, cols, p, p, c)
-    return x.reshape(b, rows * cols, patch * patch * c)  # (b, n, p·p·c)
-
-
-def unpatchify(patches: Tensor, patch: int, height: int, width: int) -> Tensor:
-    """Put :func:`patchify`'s ``(b, n, p·p·c)`` tokens back together: ``(b, c, height, width)``."""
-    check_patch(height, width, patch)
-    rows, cols = height // patch, width // patch
-    b, n, size = patches.shape
-    if n != rows * cols or size % (patch * patch):
-        raise ValueError(
-            f"patches {tuple(patches.shape)} do not make a {height}x{width} image of {patch}x{patch} "
-            f"patches: expected (b, {rows * cols}, {patch * patch}·c)."
-        )
-    c = size // (patch * patch)
-    x = patches.reshape(b, rows, cols, patch, patch, c)  # (b, rows, cols, p, p, c)
-    return x.permute(0, 5, 1, 3, 2, 4).reshape(b, c, height, width)  # (b, c, height, width)
-
-
+# --- a grid of patches (chapter 13) --------------------------------------------------------------
 class GridPositionEmbedding(nn.Module):
     """Learned 2-D positions for a ``rows x cols`` grid of patches (chapter 13).
 
     The patch in row ``r``, column ``k`` gets ``row[r] + col[k]``: ``rows + cols`` trained vectors
     instead of ``rows · cols``, and patches in one row (or column) share a part of their position.
-    ``forward(x)`` adds them to ``x (b, n, e)``, patches numbered row by row as :func:`patchify` does.
+    ``forward(x)`` adds them to ``x (b, n, e)``, patches numbered row by row as
+    :func:`~fromscratch.attention.patches.patchify` does.
     """
 
     def __init__(self, rows: int, cols: int, emb: int) -> None:

@@ -40,7 +40,7 @@ from fromscratch.attention import (
     check_length,
     position_parts,
 )
-from fromscratch.blocks.feedforward import ACTIVATIONS, FeedForward, make_feedforward
+from fromscratch.blocks.feedforward import make_feedforward
 from fromscratch.blocks.norms import make_norm
 
 NORMS = ("post", "pre")
@@ -230,4 +230,4 @@ class TransformerStack(nn.Module):
         return [KVCache() for _ in self.blocks]
 
 
-__all__ = ["ACTIVATIONS", "FeedForward", "TransformerBlock", "TransformerStack", "NORMS", "POSITIONS"]
+__all__ = ["TransformerBlock", "TransformerStack", "NORMS", "POSITIONS"]

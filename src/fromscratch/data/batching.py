@@ -18,7 +18,7 @@ from __future__ import annotations
 import torch
 
 from fromscratch.attention.masks import padding_mask
-from fromscratch.tokenizers.words import PAD
+from fromscratch.tokenizers.special import PAD
 
 
 def pad_batch(seqs: list[torch.Tensor], pad_id: int = PAD) -> tuple[torch.Tensor, torch.Tensor]:

@@ -36,11 +36,12 @@ from fromscratch.data.imdb_tokens import (
     list_split,
     load_full_split,
     read_text,
-    take,
+    select_reviews,
     tokenize_files,
 )
 from fromscratch.data.registry import ACL_IMDB, DataFile, extract, lookup
-from fromscratch.tokenizers.words import CLS, UNK, Vocab, build_vocab
+from fromscratch.tokenizers.special import CLS, UNK
+from fromscratch.tokenizers.words import Vocab, build_vocab
 
 SPLITS = ("train", "test")
 
@@ -155,7 +156,7 @@ def load_imdb(
         if cache and (n is None or cache_path(dataset, split).is_file()):
             tokens = load_full_split(root, dataset, split)
             rows = _balanced_subset(tokens.names.tolist(), n, seed)
-            split_tokens[split] = tokens if n is None else take(tokens, rows)
+            split_tokens[split] = tokens if n is None else select_reviews(tokens, rows)
         else:  # read only the chosen files
             names = list_split(root, split)
             split_tokens[split] = tokenize_files(

@@ -73,7 +73,7 @@ def cache_path(dataset: DataFile, split: str) -> Path:
     return cache_dir() / "tokens" / f"{dataset.name}-{split}-v{CACHE_VERSION}.npz"
 
 
-def take(tokens: TokenizedSplit, rows: list[int]) -> TokenizedSplit:
+def select_reviews(tokens: TokenizedSplit, rows: list[int]) -> TokenizedSplit:
     """The reviews ``rows`` of ``tokens`` (in that order), sharing its word list."""
     starts, ends = tokens.offsets[rows], tokens.offsets[np.array(rows, dtype=np.int64) + 1]
     lengths = ends - starts
@@ -120,6 +120,6 @@ __all__ = [
     "list_split",
     "load_full_split",
     "read_text",
-    "take",
+    "select_reviews",
     "tokenize_files",
 ]

@@ -47,4 +47,4 @@ def mask_tokens(
     return inputs, labels
 
 
-__all__ = ["IGNORE", "mask_tokens"]
+__all__ = ["mask_tokens"]

@@ -33,12 +33,11 @@ import torch
 
 from fromscratch.data.batching import pad_batch
 from fromscratch.data.registry import DataError, DataFile, cache_dir, extract, register
-from fromscratch.tokenizers.special import BOS, EOS, PAD, SPECIAL_TOKENS, UNK
+from fromscratch.tokenizers.special import BOS, EOS, PAD
 
 SPLITS = ("train", "val", "test")
 FILE_STEMS = {"train": "train", "val": "val", "test": "test_2016_flickr"}  # split -> official file stem
 LANGUAGES = ("en", "de")
-PAD_ID, UNK_ID, BOS_ID, EOS_ID = PAD, UNK, BOS, EOS  # the course's one table (tokenizers.special)
 RAW_URL = "https://raw.githubusercontent.com/multi30k/dataset/master/data/task1/raw/"
 OFFICIAL_MD5 = {  # the official .gz files and their md5s (as recorded by torchtext 0.9)
     "train.en.gz": "0065d13af80720a55ca8153d126e6627",
@@ -166,7 +165,7 @@ class EncodedPairs:
 def encode_pairs(pairs: list[tuple[str, str]], tokenizer, *, max_len: int | None = None) -> EncodedPairs:
     """Token ids of every pair; with ``max_len``, pairs whose source or target is longer are left out."""
     src_ids = [e.ids for e in tokenizer.encode_batch([en for en, _ in pairs])]
-    tgt_ids = [[BOS_ID, *e.ids, EOS_ID] for e in tokenizer.encode_batch([de for _, de in pairs])]
+    tgt_ids = [[BOS, *e.ids, EOS] for e in tokenizer.encode_batch([de for _, de in pairs])]
     keep = [
         i for i in range(len(pairs)) if max_len is None or max(len(src_ids[i]), len(tgt_ids[i])) <= max_len
     ]
@@ -185,8 +184,8 @@ def collate(src: list[torch.Tensor], tgt: list[torch.Tensor]) -> dict[str, torch
     there is nothing) and ``tgt_padding_mask (b, tt)``, True where ``tgt_out`` is a real token (the loss
     counts only those). Masks: True at real tokens.
     """
-    src_tokens, src_mask = pad_batch(src, PAD_ID)  # (b, ts), (b, ts)
-    tgt_tokens, tgt_mask = pad_batch(tgt, PAD_ID)  # (b, tt + 1), (b, tt + 1)
+    src_tokens, src_mask = pad_batch(src, PAD)  # (b, ts), (b, ts)
+    tgt_tokens, tgt_mask = pad_batch(tgt, PAD)  # (b, tt + 1), (b, tt + 1)
     return {
         "src": src_tokens,
         "src_padding_mask": src_mask,
@@ -248,12 +247,7 @@ class TokenBatches:
 
 
 __all__ = [
-    "BOS_ID",
-    "EOS_ID",
     "MULTI30K",
-    "PAD_ID",
-    "SPECIAL_TOKENS",
-    "UNK_ID",
     "EncodedPairs",
     "Multi30k",
     "TokenBatches",

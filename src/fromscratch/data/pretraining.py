@@ -17,7 +17,13 @@ import numpy as np
 import torch
 
 from fromscratch.data.batching import bucketed_batches, pad_batch
-from fromscratch.data.imdb_tokens import TokenizedSplit, cache_path, cached_tokens, take, tokenize_files
+from fromscratch.data.imdb_tokens import (
+    TokenizedSplit,
+    cache_path,
+    cached_tokens,
+    select_reviews,
+    tokenize_files,
+)
 from fromscratch.data.masking import mask_tokens
 from fromscratch.data.registry import ACL_IMDB, extract
 from fromscratch.tokenizers.special import CLS, PAD, UNK
@@ -40,7 +46,8 @@ def _read_unsup(reviews: int | None, seed: int) -> TokenizedSplit:
     tokens = cached_tokens(path, lambda: tokenize_files(root, "train", names()))
     if reviews is None:
         return tokens
-    return take(tokens, sorted(np.random.default_rng(seed).permutation(len(tokens.names))[:reviews].tolist()))
+    rows = np.random.default_rng(seed).permutation(len(tokens.names))[:reviews]
+    return select_reviews(tokens, sorted(rows.tolist()))
 
 
 def load_unlabelled(

@@ -11,7 +11,8 @@ a token through ``d`` steps, attention joins any two positions in one step.
 
 A task is one dict of tensors for ``n`` sequences, like an IMDb batch: ``tokens (n, t)`` int64,
 ``padding_mask (n, t)`` bool (all True: every sequence has length ``t``) and ``labels (n,)``.
-:func:`task_batches` cuts it into shuffled batches. Token id 0 is ``<pad>`` (``data.text.PAD``) and never
+:func:`task_batches` cuts it into shuffled batches, and :class:`MatchData` fixes which sequences each
+distance gets and in which order every model sees them. Token id 0 is ``<pad>`` (``data.text.PAD``) and never
 appears. The same ``seed`` gives the same data; labels are balanced (class counts differ by at most one).
 
 Shape legend: ``n`` sequences, ``t`` length, ``b`` batch.
@@ -19,8 +20,13 @@ Shape legend: ``n`` sequences, ``t`` length, ``b`` batch.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
 import torch
 from torch import Tensor
+
+Task = dict[str, Tensor]  # tokens (n, t), padding_mask (n, t), labels (n,)
 
 
 def _balanced_labels(n: int, classes: int, generator: torch.Generator) -> Tensor:
@@ -133,4 +139,28 @@ def task_batches(
     ]
 
 
-__all__ = ["match_task", "recall_task", "task_batches"]
+@dataclass(frozen=True)
+class MatchData:
+    """The match task's data at one distance ``d``: the same sequences, in the same order, for every model."""
+
+    length: int  # t: tokens per sequence
+    vocab: int  # token ids 1..vocab-1 (0 is <pad>)
+    symbols: int | None  # the compared pair from ids 1..symbols, the filler from the rest (None: all alike)
+    train_size: int  # training sequences per distance (one fixed, seeded set)
+    test_size: int  # held-out sequences per distance, scored for accuracy
+    batch: int  # sequences per step
+
+    def split(self, d: int) -> tuple[Task, Task]:
+        """``(training, test)`` sequences for distance ``d``, seeded by ``d`` (the test set by 10,000 + d)."""
+        sizes = {"vocab_size": self.vocab, "symbols": self.symbols}
+        training = match_task(self.train_size, self.length, d, **sizes, seed=d)
+        return training, match_task(self.test_size, self.length, d, **sizes, seed=10_000 + d)
+
+    def batches(self, training: Task) -> Callable[[], Iterator[Task]]:
+        """Shuffled batches of ``training`` for :func:`~fromscratch.training.train`: a new order each
+        epoch, drawn from one generator seeded 0, so every model gets the same sequence of batches."""
+        order = torch.Generator().manual_seed(0)
+        return lambda: iter(task_batches(training, self.batch, generator=order))
+
+
+__all__ = ["MatchData", "Task", "match_task", "recall_task", "task_batches"]

@@ -25,7 +25,7 @@ from torch import Tensor, nn
 
 from fromscratch import exercises
 from fromscratch.attention.masks import local_mask
-from fromscratch.attention.positions import patchify
+from fromscratch.attention.patches import patchify
 from fromscratch.models.sets import DeepSets, SetConfig, SetTransformer
 from fromscratch.models.vision import ImageQuestion, ImageQuestionConfig, ViT, ViTConfig
 

@@ -22,7 +22,7 @@ from torch.overrides import TorchFunctionMode
 
 from fromscratch.utils import evaluating
 
-KINDS = {  # the PyTorch functions that apply a nonlinearity, and the kind each counts as
+NONLINEAR_FUNCTIONS = {  # the PyTorch functions that apply a nonlinearity, and the kind each counts as
     torch.softmax: "softmax",
     F.softmax: "softmax",
     Tensor.softmax: "softmax",
@@ -47,7 +47,7 @@ class _Counting(TorchFunctionMode):
         self.counts: Counter[str] = Counter()
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
-        kind = KINDS.get(func)
+        kind = NONLINEAR_FUNCTIONS.get(func)
         if kind is not None:
             self.counts[kind] += 1
         return func(*args, **(kwargs or {}))
@@ -65,4 +65,4 @@ def count_nonlinearities(model: nn.Module, tokens: Tensor, **kwargs) -> Counter[
     return counting.counts
 
 
-__all__ = ["KINDS", "count_nonlinearities"]
+__all__ = ["NONLINEAR_FUNCTIONS", "count_nonlinearities"]

@@ -34,6 +34,7 @@ from fromscratch.models.rnn_seq2seq import RNNSeq2Seq, RNNSeq2SeqConfig  # chapt
 from fromscratch.models.sequence_classifier import (
     SequenceClassifier,
     SequenceClassifierConfig,
+    budget_configs,
     hidden_for_budget,
 )
 from fromscratch.models.sets import DeepSets, SetConfig, SetTransformer  # chapter 13
@@ -61,6 +62,7 @@ __all__ = [
     "GeneratorConfig",
     "SequenceClassifier",
     "SequenceClassifierConfig",
+    "budget_configs",
     "hidden_for_budget",
     "TransformerXL",
     "TransformerXLConfig",

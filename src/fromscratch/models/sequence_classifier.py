@@ -9,15 +9,16 @@ only the encoder changes with ``config.encoder``:
 - "cnn": :class:`~fromscratch.models.encoders.ConvEncoder` (residual 1-D convolutions);
 - "transformer": :class:`~fromscratch.blocks.TransformerStack` (the blog's classifier).
 
-:func:`hidden_for_budget` sizes the recurrent or convolutional model to a parameter count, so the four
-can be compared at one budget.
+:func:`hidden_for_budget` sizes the recurrent or convolutional model to a parameter count, and
+:func:`budget_configs` gives the four configs at one budget, so they can be compared fairly.
 
 Shape legend: ``b`` batch, ``t`` length, ``e`` embedding, ``V`` vocabulary.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 
 import torch
 from torch import Tensor, nn
@@ -128,9 +129,39 @@ def hidden_for_budget(budget: int, config: SequenceClassifierConfig | None = Non
     return min((max(low - 1, 1), low), key=lambda hidden: abs(count(hidden) - budget))
 
 
+def budget_configs(
+    transformer: SequenceClassifierConfig,
+    *,
+    rnn: SequenceClassifierConfig | None = None,
+    cnn: SequenceClassifierConfig | None = None,
+    encoders: Iterable[str] = ENCODERS,
+) -> dict[str, SequenceClassifierConfig]:
+    """One config per encoder in ``encoders``, all at the parameter count of ``transformer`` (ch. 08).
+
+    ``transformer``: the transformer's config (its ``encoder`` field is ignored); ``rnn`` / ``cnn``:
+    the recurrent and convolutional models (e.g. ``replace(transformer, depth=1, cell="gru")``;
+    None: the transformer's fields), whose ``hidden`` width is sized to the budget with
+    :func:`hidden_for_budget`. The bag keeps only the embedding and the head.
+    """
+    transformer = replace(transformer, encoder="transformer")
+    with torch.device("meta"):  # shapes only: count without allocating
+        budget = count_parameters(SequenceClassifier(transformer))
+    configs = {}
+    for encoder in encoders:
+        if encoder not in ENCODERS:
+            raise ValueError(f"encoder must be one of {', '.join(ENCODERS)}; got {encoder!r}.")
+        if encoder in ("rnn", "cnn"):
+            config = replace((rnn if encoder == "rnn" else cnn) or transformer, encoder=encoder)
+            configs[encoder] = replace(config, hidden=hidden_for_budget(budget, config))
+        else:
+            configs[encoder] = replace(transformer, encoder=encoder)
+    return configs
+
+
 __all__ = [
     "SequenceClassifier",
     "SequenceClassifierConfig",
+    "budget_configs",
     "build_encoder",
     "hidden_for_budget",
 ]

@@ -8,8 +8,10 @@ results (``cpu``), or the full reproduction on a CUDA GPU (``gpu``).
 ``FROMSCRATCH_PROFILE`` overrides it. ``setup()`` is the first call of every chapter.
 
 Each chapter owns one small frozen dataclass, a *run*, in a module of this package (chapters 01-07
-in ``early``, then ``sequence``, ``translation``, ``modern``, ``long_context``, ``going_big``): the
-sizes of its data, its model and its training (learning rate, epochs, steps), one entry per profile.
+in ``early``, then ``sequence``, ``translation``, ``modern`` with ``label_efficiency``, ``long_context``,
+``going_big``, ``beyond``, ``decoders`` and ``chat``): the sizes of its data, its model and its training
+(learning rate, epochs, steps), one entry per profile. Profiles are data: they import the configs they
+hold (``models``, ``data``, ``training``) and nothing from ``recipes``, which take these runs.
 A run that trains a model holds that model's config and a :class:`~fromscratch.training.TrainConfig`
 (``prof.imdb.model`` is a :class:`~fromscratch.models.ClassifierConfig`, ``prof.imdb.train`` its
 training), so a chapter writes ``Classifier(prof.imdb.model)`` and

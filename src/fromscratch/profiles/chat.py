@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 from fromscratch.models.classifier import ClassifierConfig
 from fromscratch.models.llama import LlamaConfig
-from fromscratch.recipes.label_efficiency import LABEL_EFFICIENCY_RUNS, LabelEfficiencyRun
+from fromscratch.profiles.label_efficiency import LABEL_EFFICIENCY_RUNS, LabelEfficiencyRun
 from fromscratch.tokenizers.words import SPECIALS
 from fromscratch.training import TrainConfig
 

@@ -1,10 +1,12 @@
-"""Chapter 10's run: tokenisers, BERT pretrained and fine-tuned on IMDb, MiniLM, GPT-2."""
+"""Chapter 10's run: tokenisers, BERT pretrained and fine-tuned on IMDb, MiniLM, GPT-2, and the
+label-efficiency curve (its sizes: :mod:`fromscratch.profiles.label_efficiency`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from fromscratch.models.bert import BertConfig
+from fromscratch.profiles.label_efficiency import LABEL_EFFICIENCY_RUNS, LabelEfficiencyRun
 from fromscratch.tokenizers.special import WORD_SPECIALS
 from fromscratch.training import TrainConfig
 
@@ -37,6 +39,7 @@ class ModernRun:
     probe_train: int  # training reviews embedded for the probe
     probe_test: int  # test reviews embedded to score it
     probe_max_len: int  # WordPiece tokens per review (MiniLM was trained with 128-256)
+    label_efficiency: LabelEfficiencyRun  # 10.6 when labels are few: fine-tuning from three starts on N
     # 10.7 GPT-2
     sample_tokens: int  # tokens GPT-2 generates per prompt
 
@@ -116,6 +119,7 @@ MODERN_RUNS = {
         probe_train=32,
         probe_test=32,
         probe_max_len=64,
+        label_efficiency=LABEL_EFFICIENCY_RUNS["smoke"],
         sample_tokens=10,
     ),
     # cpu: masked-LM pretraining on all 75,000 train + unlabelled reviews (12,000 steps of 16 reviews:
@@ -155,6 +159,7 @@ MODERN_RUNS = {
         probe_train=2_000,
         probe_test=1_000,
         probe_max_len=128,
+        label_efficiency=LABEL_EFFICIENCY_RUNS["cpu"],
         sample_tokens=40,
     ),
     "gpu": _run(
@@ -185,6 +190,7 @@ MODERN_RUNS = {
         probe_train=25_000,
         probe_test=25_000,
         probe_max_len=256,
+        label_efficiency=LABEL_EFFICIENCY_RUNS["gpu"],
         sample_tokens=60,
     ),
 }

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from fromscratch.models import SequenceClassifierConfig
-from fromscratch.recipes.sequence_compare import budget_configs
-from fromscratch.recipes.sequence_tasks import MatchData
+from fromscratch.data.synthetic import MatchData
+from fromscratch.models import SequenceClassifierConfig, budget_configs
 from fromscratch.tokenizers.words import SPECIALS
 from fromscratch.training import TrainConfig
 

@@ -29,6 +29,7 @@ from fromscratch.metrics import predict_labels
 from fromscratch.metrics.intervals import Proportion, wilson_interval
 from fromscratch.models.classifier import Classifier, ClassifierConfig
 from fromscratch.models.llama import Llama
+from fromscratch.profiles.label_efficiency import LabelEfficiencyRun
 from fromscratch.recipes.assistant import (
     accuracy_of,
     choice_ids,
@@ -38,7 +39,6 @@ from fromscratch.recipes.assistant import (
     prompt_ids,
 )
 from fromscratch.recipes.label_efficiency import (
-    LabelEfficiencyRun,
     finetune,
     fresh_encoder,
     minilm_encoder,

@@ -11,7 +11,7 @@ Both pretrain a :class:`~fromscratch.models.bert.BertForPretraining` with masked
   changes its weights, so the chapter loads exactly what the benchmark trained with the same sizes;
 - :func:`test_accuracy` scores a classifier; :func:`fill_mask` shows a pretrained model's guesses.
 
-``run`` is a :class:`fromscratch.profiles.modern.ModernRun` (``prof.modern``).
+``run`` is chapter 10's :class:`~fromscratch.profiles.modern.ModernRun` (``prof.modern``).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from fromscratch.data.imdb import ReviewBatches, Reviews, load_imdb
 from fromscratch.data.pretraining import MaskedBatches, load_unlabelled
 from fromscratch.metrics import predict_labels
 from fromscratch.models.bert import BertForClassification, BertForPretraining
+from fromscratch.profiles.modern import ModernRun
 from fromscratch.tokenizers.special import CLS, PAD, UNK, WORD_SPECIALS
 from fromscratch.tokenizers.words import Vocab, tokenize
 from fromscratch.training import run_checkpoint
@@ -40,7 +41,7 @@ class BertData(NamedTuple):
     mask_id: int  # [MASK]: the id after the vocabulary's last, the last id of run.bert's vocabulary
 
 
-def imdb_for_bert(run, *, seed: int = 0) -> BertData:
+def imdb_for_bert(run: ModernRun, *, seed: int = 0) -> BertData:
     """The labelled reviews and vocabulary (chapter 06's word tokens), and the ``[MASK]`` id.
 
     Raises ValueError when the training reviews hold fewer than ``run.vocab_words`` distinct words, so
@@ -62,7 +63,7 @@ def imdb_for_bert(run, *, seed: int = 0) -> BertData:
     return BertData(train_set, test_set, vocab, mask_id=len(vocab))
 
 
-def pretraining_batches(run, data: BertData, *, seed: int = 0) -> MaskedBatches:
+def pretraining_batches(run: ModernRun, data: BertData, *, seed: int = 0) -> MaskedBatches:
     """Masked batches of the unlabelled reviews and the training reviews' text, each cut to
     ``run.pretrain_len`` tokens (``<cls>`` included)."""
     texts = load_unlabelled(data.vocab, run.pretrain_len, reviews=run.pretrain_reviews, seed=seed)
@@ -78,7 +79,7 @@ def pretraining_batches(run, data: BertData, *, seed: int = 0) -> MaskedBatches:
     )
 
 
-def bert_checkpoint(run, stage: str, *, seed: int = 0) -> Path:
+def bert_checkpoint(run: ModernRun, stage: str, *, seed: int = 0) -> Path:
     """The checkpoint of ``stage`` (``"pretraining"`` or ``"finetuning"``) of ``run``, for
     ``TrainConfig(checkpoint=..., resume=True)``: a hash of the model, the training config(s) and the
     data selection, so that changing any of them starts a new file. Fine-tuning's name includes the

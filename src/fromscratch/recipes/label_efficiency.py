@@ -10,13 +10,13 @@ points, on ``N`` labelled training reviews, each scored on the same balanced tes
 
 Every review is cut to ``max_len`` tokens of its own tokenizer, keeping its head and its tail
 (Sun et al. 2019: the start and the end of a review say most about it). ``benchmarks/label_efficiency.py``
-runs the whole table; :data:`LABEL_EFFICIENCY_RUNS` holds its sizes. Shape legend: ``t`` length.
+runs the whole table; its sizes are the profile's (``prof.modern.label_efficiency``, a
+:class:`~fromscratch.profiles.label_efficiency.LabelEfficiencyRun`). Shape legend: ``t`` length.
 """
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import torch
 
@@ -25,9 +25,11 @@ from fromscratch.data.pretraining import MaskedBatches
 from fromscratch.metrics import predict_labels
 from fromscratch.models.bert import BertEncoder, BertForClassification, BertForPretraining
 from fromscratch.models.pool_dropout import use_pool_dropout
+from fromscratch.profiles.label_efficiency import LabelEfficiencyRun
+from fromscratch.profiles.modern import ModernRun
 from fromscratch.recipes.bert_imdb import BertData, bert_checkpoint, pretraining_batches
 from fromscratch.tokenizers.special import CLS, IGNORE
-from fromscratch.training import History, TrainConfig, train
+from fromscratch.training import History, train
 from fromscratch.training.losses import classification_loss, masked_lm_loss
 from fromscratch.utils import evaluating
 
@@ -38,99 +40,6 @@ CHAPTER_06 = {
     "ch. 06 bag of embeddings, 24,000 labels": 0.880,
     "ch. 06 transformer, 24,000 labels": 0.872,
 }
-
-
-@dataclass(frozen=True)
-class LabelEfficiencyRun:
-    """The sizes of the label-efficiency benchmark; equal for all three starting points."""
-
-    labels: tuple[int, ...]  # N: labelled training reviews per fine-tuning (balanced pos/neg)
-    seeds: int  # seeds (training subset, head init, batch order) for N <= many_seeds_up_to
-    many_seeds_up_to: int  # larger N run with seed 0 only
-    test_reviews: int  # balanced test reviews, the same ones for every run
-    val_reviews: int  # balanced training reviews held out to pick each arm's lr (never trained on)
-    lr_labels: int  # the N at which each arm's lr is picked (seed 0)
-    lrs: tuple[tuple[str, tuple[float, ...]], ...]  # per starting point, the peak lrs tried
-    picked: tuple[tuple[str, float], ...]  # per starting point, the lr the benchmark picked from `lrs`
-    chapter_labels: tuple[int, ...]  # the N that chapter 10 fine-tunes itself (one seed, `picked` lrs)
-    max_len: int  # tokens per review (its own tokenizer's), [CLS] included: head + tail
-    batch: int  # reviews per fine-tuning step
-    finetune: TrainConfig  # epochs over the N reviews (lr, warm-up and steps filled in per run)
-    min_steps: int  # at least this many steps, however small N
-    warmup: float  # warm-up as a fraction of the steps
-    pooling: str  # the classifier reads the mean of the outputs ("mean") or the [CLS] one ("cls")
-    dropout: float  # dropout in every encoder and the head (MiniLM's own: 0.1)
-
-    def steps(self, n: int) -> int:
-        """Optimiser steps of a fine-tuning on ``n`` reviews: ``epochs`` passes, at least ``min_steps``."""
-        return max(self.min_steps, math.ceil(self.finetune.epochs * n / self.batch))
-
-    def config(self, n: int, lr: float) -> TrainConfig:
-        """The fine-tuning's ``TrainConfig`` for ``n`` reviews at peak learning rate ``lr``."""
-        steps = self.steps(n)
-        return replace(
-            self.finetune, steps=steps, lr=lr, warmup_steps=round(self.warmup * steps), progress=False
-        )
-
-    def grid(self, init: str) -> tuple[float, ...]:
-        return dict(self.lrs)[init]
-
-    def lr(self, init: str) -> float:
-        """The peak lr of ``init`` that ``benchmarks/label_efficiency.py`` picked on the held-out reviews."""
-        return dict(self.picked)[init]
-
-
-def _run(**sizes) -> LabelEfficiencyRun:
-    return LabelEfficiencyRun(
-        finetune=TrainConfig(epochs=sizes.pop("epochs"), weight_decay=0.01), pooling="mean", **sizes
-    )
-
-
-LABEL_EFFICIENCY_RUNS = {
-    # smoke: two tiny cells per starting point, to prove the code runs (seconds)
-    "smoke": _run(
-        labels=(16, 32),
-        seeds=2,
-        many_seeds_up_to=16,
-        test_reviews=32,
-        val_reviews=16,
-        lr_labels=16,
-        lrs=(("random", (1e-3,)), ("ours", (1e-3,)), ("minilm", (1e-4, 3e-4))),
-        picked=(("random", 1e-3), ("ours", 1e-3), ("minilm", 1e-4)),
-        chapter_labels=(16, 32),
-        max_len=24,
-        batch=8,
-        epochs=1,
-        min_steps=2,
-        warmup=0.1,
-        dropout=0.0,
-    ),
-    # cpu: ~60 min on 2 threads with the pretraining (14 min); the cost that fixed max_len and the steps is
-    # in benchmarks/label_efficiency.py's docstring
-    "cpu": _run(
-        labels=(100, 300, 1_000, 3_000),
-        seeds=3,
-        many_seeds_up_to=1_000,
-        test_reviews=2_000,
-        val_reviews=500,
-        lr_labels=300,
-        lrs=(("random", (3e-4, 1e-3, 3e-3)), ("ours", (3e-4, 1e-3, 3e-3)), ("minilm", (3e-5, 1e-4, 3e-4))),
-        picked=(("random", 1e-3), ("ours", 3e-3), ("minilm", 1e-4)),  # measured: the benchmark's lr pick
-        chapter_labels=(100, 1_000),
-        max_len=128,
-        batch=16,
-        epochs=1,
-        min_steps=60,
-        warmup=0.1,
-        dropout=0.1,
-    ),
-}
-# gpu: the cpu table plus all the labels (24,500: 500 are held out to pick the lr), at the gpu profile's
-# fine-tuning length (its pretraining's); not run yet (no GPU was lent), so its lrs are the cpu ones
-# until the benchmark picks its own
-LABEL_EFFICIENCY_RUNS["gpu"] = replace(
-    LABEL_EFFICIENCY_RUNS["cpu"], labels=(100, 300, 1_000, 3_000, 24_500), max_len=256
-)
 
 
 # --- data ----------------------------------------------------------------------------------------
@@ -161,7 +70,7 @@ def wordpiece_reviews(reviews: Reviews, tokenizer, max_len: int) -> Reviews:
     return replace(reviews, ids=ids, max_len=max_len)
 
 
-def bert_data(modern) -> BertData:
+def bert_data(modern: ModernRun) -> BertData:
     """Chapter 10's reviews and vocabulary (as :func:`~fromscratch.recipes.bert_imdb.imdb_for_bert`),
     but uncut, so that :func:`word_reviews` can keep each review's tail."""
     train_set, test_set, vocab = load_imdb(
@@ -181,7 +90,12 @@ def splits(data: BertData, run: LabelEfficiencyRun) -> tuple[Reviews, Reviews, R
 
 # --- models --------------------------------------------------------------------------------------
 def pretrained_bert(
-    modern, data: BertData, *, device: torch.device | str = "cpu", seed: int = 0, progress: bool = True
+    modern: ModernRun,
+    data: BertData,
+    *,
+    device: torch.device | str = "cpu",
+    seed: int = 0,
+    progress: bool = True,
 ) -> tuple[BertForPretraining, History]:
     """Chapter 10's pretrained BERT: its ``train`` call with its checkpoint (``bert_checkpoint``,
     ``resume=True``), so a finished run is loaded at once and a missing one is trained and saved."""
@@ -255,14 +169,17 @@ def finetune(
     return classifier
 
 
-def accuracy(classifier: BertForClassification, reviews: Reviews, *, device="cpu") -> float:
-    """Accuracy on ``reviews`` (ids ready), in batches of 64 sorted by length."""
+def review_accuracy(
+    classifier: BertForClassification, reviews: Reviews, *, device: torch.device | str = "cpu"
+) -> float:
+    """The share of ``reviews`` (ids ready) that ``classifier`` labels right, in batches of 64 sorted by
+    length (the scoring is :func:`~fromscratch.metrics.predict_labels`')."""
     return predict_labels(classifier, ReviewBatches(reviews, 64, shuffle=False), device=device).accuracy
 
 
 def fresh_encoder(
     init: str,
-    modern,
+    modern: ModernRun | None,
     *,
     seed: int,
     dropout: float,
@@ -285,9 +202,6 @@ def fresh_encoder(
 __all__ = [
     "CHAPTER_06",
     "INITS",
-    "LABEL_EFFICIENCY_RUNS",
-    "LabelEfficiencyRun",
-    "accuracy",
     "bert_data",
     "finetune",
     "fresh_encoder",
@@ -295,6 +209,7 @@ __all__ = [
     "masked_lm_eval",
     "minilm_encoder",
     "pretrained_bert",
+    "review_accuracy",
     "splits",
     "word_reviews",
     "wordpiece_reviews",

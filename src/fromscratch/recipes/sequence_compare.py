@@ -1,8 +1,9 @@
-"""Comparing the four sequence models fairly: one parameter budget, one way to time a step (chapter 08).
+"""Comparing the four sequence models fairly: one way to time a step (chapter 08).
 
-- :func:`budget_configs`: the four :class:`~fromscratch.models.SequenceClassifierConfig` s (bag, rnn,
-  cnn, transformer) with the recurrent and convolutional ``hidden`` widths sized so that each model
-  has as many parameters as the transformer (the bag cannot be sized: it has only its embedding);
+The four models come at one parameter budget from :func:`~fromscratch.models.budget_configs` (the
+recurrent and convolutional ``hidden`` widths sized so that each has as many parameters as the
+transformer; the bag cannot be sized: it has only its embedding). This module holds the timing:
+
 - :func:`step_seconds`: the time of one training step (forward, backward, optimiser) on one batch,
   and :func:`random_batch`, the batch of random tokens it is timed on.
 
@@ -15,50 +16,12 @@ Shape legend: ``b`` batch, ``t`` length.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import replace
-
 import torch
 from torch import Tensor, nn
 
-from fromscratch.metrics.paths import ENCODERS
-from fromscratch.models.sequence_classifier import (
-    SequenceClassifier,
-    SequenceClassifierConfig,
-    hidden_for_budget,
-)
 from fromscratch.training import to_device
 from fromscratch.training.losses import classification_loss
-from fromscratch.utils import count_parameters, time_call
-
-
-def budget_configs(
-    transformer: SequenceClassifierConfig,
-    *,
-    rnn: SequenceClassifierConfig | None = None,
-    cnn: SequenceClassifierConfig | None = None,
-    encoders: Iterable[str] = ENCODERS,
-) -> dict[str, SequenceClassifierConfig]:
-    """One config per encoder in ``encoders``, all at the parameter count of ``transformer``.
-
-    ``transformer``: the transformer's config (its ``encoder`` field is ignored); ``rnn`` / ``cnn``:
-    the recurrent and convolutional models (e.g. ``replace(transformer, depth=1, cell="gru")``;
-    None: the transformer's fields), whose ``hidden`` width is sized to the budget with
-    :func:`~fromscratch.models.hidden_for_budget`. The bag keeps only the embedding and the head.
-    """
-    transformer = replace(transformer, encoder="transformer")
-    with torch.device("meta"):  # shapes only: count without allocating
-        budget = count_parameters(SequenceClassifier(transformer))
-    configs = {}
-    for encoder in encoders:
-        if encoder not in ENCODERS:
-            raise ValueError(f"encoder must be one of {', '.join(ENCODERS)}; got {encoder!r}.")
-        if encoder in ("rnn", "cnn"):
-            config = replace((rnn if encoder == "rnn" else cnn) or transformer, encoder=encoder)
-            configs[encoder] = replace(config, hidden=hidden_for_budget(budget, config))
-        else:
-            configs[encoder] = replace(transformer, encoder=encoder)
-    return configs
+from fromscratch.utils import time_call
 
 
 def _sgd_step(model: nn.Module, optimizer: torch.optim.Optimizer, batch: dict[str, Tensor]) -> None:
@@ -92,4 +55,4 @@ def random_batch(
     return {"tokens": tokens, "padding_mask": torch.ones_like(tokens, dtype=torch.bool), "labels": labels}
 
 
-__all__ = ["budget_configs", "random_batch", "step_seconds"]
+__all__ = ["random_batch", "step_seconds"]

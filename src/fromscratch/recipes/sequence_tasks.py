@@ -3,8 +3,8 @@
 - :func:`step_time_table`: seconds per training step of each model at each length ``t`` (8.1), with
   :func:`crossover` (the first length at which one model gets slower than another; the growth
   ``time ~ t**slope`` is :func:`fromscratch.utils.loglog_slope`);
-- :class:`MatchData`: which sequences of :func:`~fromscratch.data.synthetic.match_task` each distance
-  ``d`` gets and in which order every model sees them (8.2), and :func:`task_accuracy` to score them.
+- :func:`task_accuracy`: how many of a match task's sequences a model labels right (8.2; the sequences
+  of each distance ``d`` and their order are :class:`~fromscratch.data.synthetic.MatchData`'s).
 
 The training itself is the course's one call, ``train(model, batches, classification_loss, config)``,
 written in the chapter: 8.2 trains each model a number of steps, 8.4 (IMDb) a number of minutes.
@@ -14,20 +14,17 @@ The models come as a dict of :class:`~fromscratch.models.SequenceClassifierConfi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable
 
 import torch
-from torch import Tensor, nn
+from torch import nn
 from tqdm.auto import tqdm
 
-from fromscratch.data.synthetic import match_task, task_batches
+from fromscratch.data.synthetic import Task
 from fromscratch.metrics import accuracy
 from fromscratch.models.sequence_classifier import SequenceClassifier, SequenceClassifierConfig
 from fromscratch.recipes.sequence_compare import random_batch, step_seconds
 from fromscratch.utils import evaluating
-
-Task = dict[str, Tensor]  # tokens (n, t), padding_mask (n, t), labels (n,)
 
 
 def step_time_table(
@@ -64,30 +61,6 @@ def crossover(lengths: Iterable[int], slower: Iterable[float], faster: Iterable[
     return None
 
 
-@dataclass(frozen=True)
-class MatchData:
-    """The match task's data at one distance ``d``: the same sequences, in the same order, for every model."""
-
-    length: int  # t: tokens per sequence
-    vocab: int  # token ids 1..vocab-1 (0 is <pad>)
-    symbols: int | None  # the compared pair from ids 1..symbols, the filler from the rest (None: all alike)
-    train_size: int  # training sequences per distance (one fixed, seeded set)
-    test_size: int  # held-out sequences per distance, scored for accuracy
-    batch: int  # sequences per step
-
-    def split(self, d: int) -> tuple[Task, Task]:
-        """``(training, test)`` sequences for distance ``d``, seeded by ``d`` (the test set by 10,000 + d)."""
-        sizes = {"vocab_size": self.vocab, "symbols": self.symbols}
-        training = match_task(self.train_size, self.length, d, **sizes, seed=d)
-        return training, match_task(self.test_size, self.length, d, **sizes, seed=10_000 + d)
-
-    def batches(self, training: Task) -> Callable[[], Iterator[Task]]:
-        """Shuffled batches of ``training`` for :func:`~fromscratch.training.train`: a new order each
-        epoch, drawn from one generator seeded 0, so every model gets the same sequence of batches."""
-        order = torch.Generator().manual_seed(0)
-        return lambda: iter(task_batches(training, self.batch, generator=order))
-
-
 def task_accuracy(model: nn.Module, task: Task, *, device: torch.device | str = "cpu") -> float:
     """The fraction of ``task``'s sequences that ``model`` labels right (0.5 is chance), in one batch."""
     with evaluating(model), torch.no_grad():
@@ -95,4 +68,4 @@ def task_accuracy(model: nn.Module, task: Task, *, device: torch.device | str = 
     return accuracy(logits.cpu(), task["labels"])
 
 
-__all__ = ["MatchData", "crossover", "step_time_table", "task_accuracy"]
+__all__ = ["crossover", "step_time_table", "task_accuracy"]

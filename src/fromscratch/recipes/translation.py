@@ -27,6 +27,7 @@ from fromscratch.data.multi30k import EncodedPairs, Multi30k, encode_pairs, load
 from fromscratch.data.multi30k_tokenizer import multi30k_tokenizer as _tokenizer
 from fromscratch.generate.beam import translate
 from fromscratch.metrics.translation import BleuScore, bleu
+from fromscratch.profiles.translation import TranslationRun
 from fromscratch.training import TrainConfig
 from fromscratch.training.checkpoints import load_checkpoint, run_checkpoint
 
@@ -42,7 +43,7 @@ class TranslationData:
     split: str = "test"  # which split `test` holds ("val" when choosing settings)
 
 
-def prepare(run) -> TranslationData:
+def prepare(run: TranslationRun) -> TranslationData:
     """Load Multi30k, the tokenizer of ``run.vocab_size`` tokens, and the run's subsets of the splits."""
     raw = load_multi30k()
     tokenizer = _tokenizer(run.vocab_size, raw)
@@ -55,7 +56,7 @@ DATA_FIELDS = ("vocab_size", "max_len", "train_pairs", "max_tokens", "label_smoo
 
 
 def translation_checkpoint(
-    name: str, model_config: Any, train_config: TrainConfig, run, *, seed: int = 0
+    name: str, model_config: Any, train_config: TrainConfig, run: TranslationRun, *, seed: int = 0
 ) -> Path:
     """The checkpoint of chapter 09's run ``name`` ("transformer", "rnn" or "rnn_attention"):
     :func:`~fromscratch.training.checkpoints.run_checkpoint` of the model's config, the training config,

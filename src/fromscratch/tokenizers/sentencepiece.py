@@ -21,11 +21,12 @@ that is not valid UTF-8 becomes U+FFFD, as in sentencepiece).
 
 **llama2.c's ``tokenizer.bin``** holds the vocabulary without the sentencepiece protobuf: one int32
 (the longest piece in bytes), then per token a float32 score, an int32 length and the piece's
-bytes, with ``▁`` already written as a space. Its ids are llama2.c's (and Llama's): ``<unk>`` = 0,
-**BOS** ``<s>`` = 1, **EOS** ``</s>`` = 2, the 256 byte tokens ``<0x00>``-``<0xFF>`` = 3-258, then
-the merged pieces. These are *not* the course's ids of :mod:`fromscratch.tokenizers.special`
-(``PAD=0 UNK=1 CLS=2 BOS=3 EOS=4``), which number the course's own vocabularies: a pretrained
-vocabulary keeps the ids its model was trained with.
+bytes, with ``▁`` already written as a space. Its ids are llama2.c's (and Llama's), named ``SP_`` here:
+``<unk>`` = ``SP_UNK`` = 0, **BOS** ``<s>`` = ``SP_BOS`` = 1, **EOS** ``</s>`` = ``SP_EOS`` = 2, the 256
+byte tokens ``<0x00>``-``<0xFF>`` = 3-258, then the merged pieces. These are *not* the course's ids of
+:mod:`fromscratch.tokenizers.special` (``PAD=0 UNK=1 CLS=2 BOS=3 EOS=4``), which number the course's own
+vocabularies: a pretrained vocabulary keeps the ids its model was trained with, and the ``SP_`` prefix
+keeps the two tables apart.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ import struct
 from collections.abc import Iterable
 from pathlib import Path
 
-UNK, BOS, EOS = 0, 1, 2  # llama2.c's (and Llama's) special ids, not the course's (see the docstring)
+SP_UNK, SP_BOS, SP_EOS = 0, 1, 2  # llama2.c's (and Llama's) special ids, not the course's (see the docstring)
 SPACE = "\u2581"  # "▁": how sentencepiece writes a space inside a piece
 BYTE_PIECE = re.compile(r"<0x([0-9A-F]{2})>")
 UNK_SURFACE = " \u2047 "  # what sentencepiece decodes <unk> to: " ⁇ "
@@ -70,7 +71,7 @@ class SentencePieceBPE:
                 self.byte_id[int(match.group(1), 16)] = i
         if len(self.byte_id) != 256:
             raise ValueError(f"found {len(self.byte_id)} byte tokens <0x00>..<0xFF>, expected all 256.")
-        special = {UNK, BOS, EOS, *self.byte_id.values()}
+        special = {SP_UNK, SP_BOS, SP_EOS, *self.byte_id.values()}
         self.piece_id = {p: i for i, p in enumerate(self.pieces) if i not in special}  # normal pieces only
 
     def __len__(self) -> int:
@@ -107,15 +108,16 @@ class SentencePieceBPE:
         return steps
 
     def encode(self, text: str, bos: bool = True, eos: bool = False) -> list[int]:
-        """Token ids of ``text``: BPE by score, then byte fallback; ``BOS`` first, ``EOS`` last if asked."""
-        ids = [BOS] if bos else []
+        """Token ids of ``text``: BPE by score, then byte fallback; ``SP_BOS`` first and ``SP_EOS`` last if
+        asked."""
+        ids = [SP_BOS] if bos else []
         for symbol in self.merge_steps(text)[-1]:
             if symbol in self.piece_id:
                 ids.append(self.piece_id[symbol])
             else:  # not in the vocabulary: its UTF-8 bytes
                 ids.extend(self.byte_id[b] for b in symbol.encode("utf-8", errors="surrogatepass"))
         if eos:
-            ids.append(EOS)
+            ids.append(SP_EOS)
         return ids
 
     # --- decoding -----------------------------------------------------------------------------------
@@ -128,13 +130,13 @@ class SentencePieceBPE:
             i = int(i)
             if not 0 <= i < len(self.pieces):
                 raise ValueError(f"Token id {i} is not in this vocabulary of {len(self)} ids.")
-            if i in (BOS, EOS):
+            if i in (SP_BOS, SP_EOS):
                 continue
             match = BYTE_PIECE.fullmatch(self.pieces[i]) if i >= 3 else None
             if match:
                 out.append(int(match.group(1), 16))
             else:
-                piece = UNK_SURFACE if i == UNK else self.pieces[i]
+                piece = UNK_SURFACE if i == SP_UNK else self.pieces[i]
                 if at_start:
                     piece = piece.removeprefix(SPACE)
                 out += piece.replace(SPACE, " ").encode("utf-8")
@@ -170,10 +172,10 @@ def read_llama2c_tokenizer(path: str | Path) -> SentencePieceBPE:
                 f"{longest} and {len(data) - at - 8} remain; is it a llama2.c tokenizer.bin?"
             )
         piece = data[at + 8 : at + 8 + length].decode("utf-8")
-        pieces.append(piece.strip("\n") if len(pieces) in (BOS, EOS) else piece.replace(" ", SPACE))
+        pieces.append(piece.strip("\n") if len(pieces) in (SP_BOS, SP_EOS) else piece.replace(" ", SPACE))
         scores.append(score)
         at += 8 + length
     return SentencePieceBPE(pieces, scores)
 
 
-__all__ = ["BOS", "EOS", "SPACE", "UNK", "SentencePieceBPE", "read_llama2c_tokenizer"]
+__all__ = ["SPACE", "SP_BOS", "SP_EOS", "SP_UNK", "SentencePieceBPE", "read_llama2c_tokenizer"]

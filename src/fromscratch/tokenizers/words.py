@@ -68,4 +68,4 @@ def build_vocab(counts: Counter, size: int) -> Vocab:
     return Vocab([word for word, _ in ranked[:size]])
 
 
-__all__ = ["CLS", "PAD", "SPECIALS", "UNK", "Vocab", "build_vocab", "tokenize"]
+__all__ = ["SPECIALS", "Vocab", "build_vocab", "tokenize"]

@@ -41,8 +41,8 @@ from torch import nn
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves, tree_map_only
 
-from fromscratch.training.batches import batch_size, probe_batch, take, tensors_in
-from fromscratch.training.memory import CUDA_CONTEXT, MARGIN, MemoryEstimate, fits, gpu_peak, mib, step_peak
+from fromscratch.training.batches import batch_size, take, tensors_in
+from fromscratch.training.memory import CUDA_CONTEXT, MARGIN, MemoryEstimate, fits, gpu_peak, mib
 from fromscratch.training.precision import Precision
 
 
@@ -267,10 +267,4 @@ __all__ = [
     "check_run",
     "estimate_training",
     "free_memory",
-    # at home in `memory` (the rule) and `batches`, named here too for the chapters and benchmarks
-    "CUDA_CONTEXT",
-    "gpu_peak",
-    "probe_batch",
-    "step_peak",
-    "take",
 ]
