@@ -109,7 +109,7 @@ def main() -> None:
     print("|---|---:|---:|---:|---:|---:|")
     for name, params, first, seconds, rate in rows:
         print(
-            f"| {name} | {params:,} | {first:.1f} | {seconds * 1000:,.0f} | {rate:,.0f} | {base / rate:.2f} |"
+            f"| {name} | {params:,} | {first:.1f} | {seconds * 1000:,.0f} | {rate:,.0f} | {rate / base:.2f} |"
         )
     print(f"\nload average {os.getloadavg()[0]:.2f} at the end")
     if args.profile:
