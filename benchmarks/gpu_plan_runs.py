@@ -3,10 +3,11 @@
 An adapter ``chapter_NN(prof)`` returns the chapter's :class:`Run` s: how to build the real model and one
 real batch (the longest where lengths vary: the peak), the loss ``train`` is given, and how long the run
 is (its ``TrainConfig``'s steps, epochs or minutes). Each copies what the chapter's notebook does; when a
-chapter changes its runs, its adapter here changes with it. Chapters 02-05 train nothing; chapter 14 has
-no profile yet. Not planned (no training, or seconds on any GPU): 08.1's step timings at the smaller
-lengths (covered: twice the largest) and the GRU's (latency-bound), 10's MiniLM probe and GPT-2 samples,
-12's DDP demo, 13's graphs.
+chapter changes its runs, its adapter here changes with it. Chapters 02-05 train nothing; 10-14's adapters
+are in ``gpu_plan_later.py``, 15's in ``gpu_plan_chat.py``. Not planned (no training, or seconds on any GPU):
+08.1's step timings at the smaller lengths (covered: twice the largest) and the GRU's (latency-bound), 10's
+GPT-2 samples, its control and label-efficiency fine-tunes (short runs of the planned BERT's size), 12's DDP
+demo, 13's graphs.
 """
 
 from __future__ import annotations
