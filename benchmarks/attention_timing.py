@@ -17,7 +17,7 @@ import platform
 import torch
 
 from fromscratch.attention import KINDS, SelfAttention
-from fromscratch.profiles import AttentionRun, get_profile
+from fromscratch.chapters import AttentionRun, get_profile
 from fromscratch.utils import count_parameters, time_call
 
 

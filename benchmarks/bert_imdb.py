@@ -28,17 +28,17 @@ import time
 
 import torch
 
-from fromscratch.data.imdb import ReviewBatches
-from fromscratch.models.bert import BertForClassification, BertForPretraining
-from fromscratch.models.pool_dropout import use_pool_dropout
-from fromscratch.profiles import get_profile, seed_everything
-from fromscratch.recipes.bert_imdb import (
+from fromscratch.chapters import get_profile, seed_everything
+from fromscratch.chapters.ch10_modern_transformers.bert_imdb import (
     bert_checkpoint,
     fill_mask,
     imdb_for_bert,
     pretraining_batches,
     test_accuracy,
 )
+from fromscratch.data.imdb import ReviewBatches
+from fromscratch.models.bert import BertForClassification, BertForPretraining
+from fromscratch.models.pool_dropout import use_pool_dropout
 from fromscratch.training import train
 from fromscratch.training.losses import classification_loss, masked_lm_loss
 from fromscratch.utils import count_parameters

@@ -1,7 +1,8 @@
 """Benchmark: chapter 15's IMDb table (issue 36): what a chat model buys, beside chapters 06 and 10.
 
 SmolLM2-135M-Instruct (4-bit GGUF, in our Llama) on the profile's balanced IMDb test reviews, each arm with
-its 95 % Wilson interval, with the chapter's own recipes (``fromscratch.recipes.assistant_imdb``):
+its 95 % Wilson interval, with the chapter's own recipes
+(``fromscratch.chapters.ch15_assistant.assistant_imdb``):
 
 - zero-shot and k-shot prompting (the answer: the likelier first token of ``positive``/``negative``);
 - LoRA-SFT after N labelled reviews (queries and values, r = 8, alpha = 16; the assistant-only loss);
@@ -29,11 +30,9 @@ import time
 import torch
 
 from fromscratch.blocks.lora import add_lora
-from fromscratch.data.instructions import ChatBatches, sentiment_examples
-from fromscratch.interop.gguf_llama import read_gguf_llama
-from fromscratch.profiles import get_profile
-from fromscratch.recipes.assistant import chat_model_file
-from fromscratch.recipes.assistant_imdb import (
+from fromscratch.chapters import get_profile
+from fromscratch.chapters.ch15_assistant.assistant import chat_model_file
+from fromscratch.chapters.ch15_assistant.assistant_imdb import (
     classifier_at_n,
     labelled,
     lora_at_n,
@@ -44,6 +43,8 @@ from fromscratch.recipes.assistant_imdb import (
     steps_for,
     with_steps,
 )
+from fromscratch.data.instructions import ChatBatches, sentiment_examples
+from fromscratch.interop.gguf_llama import read_gguf_llama
 from fromscratch.tokenizers.words import SPECIALS
 from fromscratch.training.memory import mib
 from fromscratch.training.sft import step_cost

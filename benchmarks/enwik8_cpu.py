@@ -27,10 +27,10 @@ from dataclasses import replace
 
 import torch
 
+from fromscratch.chapters import Enwik8Run, get_profile, seed_everything
 from fromscratch.data import DataError, enwik8
 from fromscratch.metrics import bits_per_byte
 from fromscratch.models import Generator
-from fromscratch.profiles import Enwik8Run, get_profile, seed_everything
 from fromscratch.training import train
 from fromscratch.training.losses import next_byte_loss
 from fromscratch.utils import count_parameters, time_call

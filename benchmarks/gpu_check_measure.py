@@ -152,7 +152,7 @@ def card(device: torch.device, quick: bool) -> dict[str, float]:
 def measure_cell(cell, profile: str, device: torch.device) -> dict[str, Any]:
     """A heavy cell (``heavy_cells.Cell``) on ``device``: each part's unit timed once after a warm-up,
     times its units; the seconds the cell takes at the profile's sizes."""
-    from fromscratch.profiles import get_profile
+    from fromscratch.chapters import get_profile
 
     started = time.perf_counter()
     result: dict[str, Any] = {"chapter": cell.chapter, "cell": cell.name, "parts": {}}

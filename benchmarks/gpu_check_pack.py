@@ -104,7 +104,7 @@ def make_pack(profile: str, chapters: list[str], log=print) -> list[PackedRun]:
     """Build every run of ``chapters`` at ``profile`` from the real data (the CPU; needs the data)."""
     from gpu_plan_later import CHAPTERS
 
-    from fromscratch.profiles import get_profile
+    from fromscratch.chapters import get_profile
 
     prof = get_profile(profile)
     packed = []

@@ -43,7 +43,7 @@ from gpu_plan_measure import CUDA_OPS_PER_CPU_OP, GPUS, T4, Row, measure
 from heavy_cells import CELLS
 from step_counts import Counts, counted
 
-from fromscratch.profiles import get_profile
+from fromscratch.chapters import get_profile
 from fromscratch.training.memory import mib
 
 MARGIN = 0.8  # a run must fit 80 % of the T4's 15 GB

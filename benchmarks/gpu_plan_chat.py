@@ -11,15 +11,15 @@ import functools
 from gpu_plan_runs import Built, Run, length, longest
 
 from fromscratch.blocks.lora import add_lora
+from fromscratch.chapters.ch10_modern_transformers.label_efficiency import minilm_encoder, wordpiece_reviews
+from fromscratch.chapters.ch15_assistant.assistant import chat_model_file
+from fromscratch.chapters.ch15_assistant.assistant_imdb import labelled, sentiment_data, steps_for
 from fromscratch.data.imdb import ReviewBatches
 from fromscratch.data.instructions import ChatBatches, arithmetic_examples, sentiment_examples
 from fromscratch.interop.gguf_llama import read_gguf_llama
 from fromscratch.models import Classifier
 from fromscratch.models.bert import BertForClassification
 from fromscratch.models.pool_dropout import use_pool_dropout
-from fromscratch.recipes.assistant import chat_model_file
-from fromscratch.recipes.assistant_imdb import labelled, sentiment_data, steps_for
-from fromscratch.recipes.label_efficiency import minilm_encoder, wordpiece_reviews
 from fromscratch.tokenizers.words import SPECIALS
 from fromscratch.training.losses import classification_loss
 from fromscratch.training.sft import assistant_loss

@@ -26,6 +26,8 @@ from gpu_plan_runs import (
 from torch import nn
 
 from fromscratch.attention import SCHEMES
+from fromscratch.chapters.ch10_modern_transformers.bert_imdb import imdb_for_bert, pretraining_batches
+from fromscratch.chapters.ch13_beyond_text.pipeline import labelled_loss
 from fromscratch.data import mnist
 from fromscratch.data.imdb import ReviewBatches
 from fromscratch.models import (
@@ -41,8 +43,6 @@ from fromscratch.models import (
 from fromscratch.models.bert import BertForClassification, BertForPretraining
 from fromscratch.models.pool_dropout import use_pool_dropout
 from fromscratch.models.transformer_xl import segment_loss
-from fromscratch.recipes.bert_imdb import imdb_for_bert, pretraining_batches
-from fromscratch.recipes.beyond import labelled_loss
 from fromscratch.training.losses import classification_loss, masked_lm_loss, next_byte_loss, next_token_loss
 
 

@@ -22,6 +22,8 @@ from typing import Any
 import torch
 from torch import nn
 
+from fromscratch.chapters.ch08_design_considerations.step_times import random_batch
+from fromscratch.chapters.ch09_encoder_decoder.pipeline import prepare
 from fromscratch.data import enwik8, mnist
 from fromscratch.data.imdb import ReviewBatches, load_imdb
 from fromscratch.data.movielens import load_movielens
@@ -34,8 +36,6 @@ from fromscratch.models import (
     SequenceClassifier,
 )
 from fromscratch.models.recommender import MatrixFactorization, rating_loss
-from fromscratch.recipes.sequence_compare import random_batch
-from fromscratch.recipes.translation import prepare
 from fromscratch.tokenizers.words import SPECIALS
 from fromscratch.training import TrainConfig
 from fromscratch.training.losses import (

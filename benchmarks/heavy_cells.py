@@ -16,7 +16,7 @@ from functools import partial
 
 import torch
 
-from fromscratch.profiles import Profile
+from fromscratch.chapters import Profile
 
 
 @dataclass(frozen=True)

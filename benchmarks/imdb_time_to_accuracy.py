@@ -32,10 +32,10 @@ from dataclasses import replace
 
 import torch
 
+from fromscratch.chapters import get_profile, seed_everything
 from fromscratch.data.imdb import ReviewBatches, load_imdb
 from fromscratch.metrics import predict_labels
 from fromscratch.models import Classifier
-from fromscratch.profiles import get_profile, seed_everything
 from fromscratch.training import train
 from fromscratch.training.losses import classification_loss
 

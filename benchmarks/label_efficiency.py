@@ -48,10 +48,10 @@ from dataclasses import replace
 
 import torch
 
-from fromscratch.metrics.unigram import copy_aware_floor, entropy, masked_token_counts, unigram_mlm_loss
-from fromscratch.profiles import PROFILE_NAMES, get_profile
-from fromscratch.recipes.bert_imdb import pretraining_batches
-from fromscratch.recipes.label_efficiency import (
+from fromscratch.chapters import PROFILE_NAMES, get_profile
+from fromscratch.chapters.ch10_modern_transformers.bert_imdb import pretraining_batches
+from fromscratch.chapters.ch10_modern_transformers.figures import label_efficiency_plot
+from fromscratch.chapters.ch10_modern_transformers.label_efficiency import (
     CHAPTER_06,
     INITS,
     bert_data,
@@ -65,8 +65,8 @@ from fromscratch.recipes.label_efficiency import (
     word_reviews,
     wordpiece_reviews,
 )
+from fromscratch.metrics.unigram import copy_aware_floor, entropy, masked_token_counts, unigram_mlm_loss
 from fromscratch.tokenizers.special import WORD_SPECIALS
-from fromscratch.viz.modern import label_efficiency_plot
 
 GOAL_LABELS = (100, 1_000)  # issue 23's goals are set at these N: run first
 

@@ -30,12 +30,12 @@ import torch
 
 from fromscratch.attention import scaled_dot_product_attention
 from fromscratch.attention.sparse import computed_scores, default_block, sparse_attention, sparse_mask
+from fromscratch.chapters import get_profile
 from fromscratch.data import enwik8
 from fromscratch.generate import generate_tokens
 from fromscratch.metrics import bits_per_byte
 from fromscratch.models import Generator, TransformerXL
 from fromscratch.models.transformer_xl import bits_per_byte_xl, segment_loss
-from fromscratch.profiles import get_profile
 from fromscratch.training import train
 from fromscratch.training.losses import next_byte_loss
 from fromscratch.utils import loglog_slope, time_call

@@ -33,10 +33,10 @@ import torch
 
 from fromscratch.attention.grouped import cache_bytes
 from fromscratch.blocks import FeedForward, RMSNorm, SwiGLU, swiglu_hidden
+from fromscratch.chapters import get_profile
 from fromscratch.data import enwik8
 from fromscratch.metrics import bits_per_byte
 from fromscratch.models import Llama
-from fromscratch.profiles import get_profile
 from fromscratch.training import train
 from fromscratch.training.losses import next_byte_loss
 from fromscratch.utils import count_parameters, time_call
@@ -83,7 +83,7 @@ def ablation(run, data, seeds: int, plot: str | None) -> None:
         import matplotlib
 
         matplotlib.use("Agg")
-        from fromscratch.viz.decoders import ablation_curves
+        from fromscratch.chapters.ch14_modern_decoders.figures import ablation_curves
 
         mean_curves = {}
         for name, runs in curves.items():

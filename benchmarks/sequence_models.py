@@ -39,12 +39,12 @@ from dataclasses import replace
 
 import torch
 
+from fromscratch.chapters import get_profile, seed_everything
+from fromscratch.chapters.ch08_design_considerations.pipeline import crossover, step_time_table, task_accuracy
 from fromscratch.data.imdb import ReviewBatches, load_imdb
 from fromscratch.metrics import predict_labels
 from fromscratch.metrics.paths import conv_reach
 from fromscratch.models import SequenceClassifier
-from fromscratch.profiles import get_profile, seed_everything
-from fromscratch.recipes.sequence_tasks import crossover, step_time_table, task_accuracy
 from fromscratch.training import train
 from fromscratch.training.losses import classification_loss
 from fromscratch.utils import count_parameters, loglog_slope

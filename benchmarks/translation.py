@@ -9,8 +9,9 @@ search, and ends with one line::
 With ``--rnn`` it first trains the two RNN baselines (GRU bottleneck, Bahdanau attention) for
 ``rnn_train.minutes`` each. Every run goes through the chapter's own call, ``train(model, batches,
 translation_loss, config)``, with the checkpoint that
-:func:`fromscratch.recipes.translation.translation_checkpoint` names from the run's settings: chapter
-09 builds the same name, so it loads these weights instead of training again (``resume=True``: a
+:func:`fromscratch.chapters.ch09_encoder_decoder.pipeline.translation_checkpoint` names from the run's
+settings: chapter 09 builds the same name, so it loads these weights instead of training again
+(``resume=True``: a
 finished run returns at once, an interrupted one goes on).
 
     export FROMSCRATCH_MIRROR=../shared/data FROMSCRATCH_DATA=_build/data-cache
@@ -37,10 +38,8 @@ from typing import Any, NamedTuple
 
 import torch
 
-from fromscratch.data.multi30k import TokenBatches
-from fromscratch.models import EncoderDecoder, RNNSeq2Seq
-from fromscratch.profiles import get_profile, pick_device, seed_everything
-from fromscratch.recipes.translation import (
+from fromscratch.chapters import get_profile, pick_device, seed_everything
+from fromscratch.chapters.ch09_encoder_decoder.pipeline import (
     TranslationData,
     evaluate,
     prepare,
@@ -48,6 +47,8 @@ from fromscratch.recipes.translation import (
     translation_checkpoint,
     val_bleu,
 )
+from fromscratch.data.multi30k import TokenBatches
+from fromscratch.models import EncoderDecoder, RNNSeq2Seq
 from fromscratch.training import TrainConfig, train
 from fromscratch.training.losses import translation_loss
 from fromscratch.utils import count_parameters

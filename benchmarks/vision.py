@@ -38,10 +38,10 @@ from dataclasses import replace
 
 import torch
 
+from fromscratch.chapters import get_profile, seed_everything
+from fromscratch.chapters.ch13_beyond_text.pipeline import accuracy_on, labelled_loss
 from fromscratch.data import mnist
 from fromscratch.models import CNN, DeepSets, SetTransformer, ViT
-from fromscratch.profiles import get_profile, seed_everything
-from fromscratch.recipes.beyond import accuracy_on, labelled_loss
 from fromscratch.training import train
 from fromscratch.utils import count_parameters
 

@@ -6,12 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from fromscratch.data.probes import ODD_STRINGS, probe_strings
-from fromscratch.generate import generate_tokens
-from fromscratch.interop.gguf_llama import read_gguf_llama
-from fromscratch.metrics.intervals import wilson_interval
-from fromscratch.models import Llama, LlamaConfig
-from fromscratch.recipes.assistant import (
+from fromscratch.chapters.ch15_assistant.assistant import (
     accuracy_of,
     chat_model_file,
     choice_ids,
@@ -21,7 +16,12 @@ from fromscratch.recipes.assistant import (
     prompt_ids,
     stand_in_tokenizer,
 )
-from fromscratch.recipes.assistant_imdb import steps_for
+from fromscratch.chapters.ch15_assistant.assistant_imdb import steps_for
+from fromscratch.data.probes import ODD_STRINGS, probe_strings
+from fromscratch.generate import generate_tokens
+from fromscratch.interop.gguf_llama import read_gguf_llama
+from fromscratch.metrics.intervals import wilson_interval
+from fromscratch.models import Llama, LlamaConfig
 
 TEXTS = ["The film was wonderful, I loved it.", "A dull, long and boring movie!", "Ein Hund läuft."] * 10
 
@@ -99,7 +99,7 @@ def test_steps_for():
 
 
 def test_few_shot_examples_alternate_their_labels(mirror):
-    from fromscratch.recipes.assistant_imdb import sentiment_data, shot_examples
+    from fromscratch.chapters.ch15_assistant.assistant_imdb import sentiment_data, shot_examples
 
     data = sentiment_data(vocab_words=1_000, max_len=64, pool=48, test=16)
     assert [e.answer for e in shot_examples(data, 4, words=10)] == ["negative", "positive"] * 2

@@ -115,8 +115,8 @@ def test_masking_proportions_on_a_large_sample():
 def test_bert_checkpoints_change_with_every_part_of_the_run():
     from dataclasses import replace
 
-    from fromscratch.profiles import get_profile
-    from fromscratch.recipes.bert_imdb import bert_checkpoint
+    from fromscratch.chapters import get_profile
+    from fromscratch.chapters.ch10_modern_transformers.bert_imdb import bert_checkpoint
 
     run = get_profile("smoke").modern
     pretraining, finetuning = bert_checkpoint(run, "pretraining"), bert_checkpoint(run, "finetuning")
@@ -135,8 +135,8 @@ def test_bert_checkpoints_change_with_every_part_of_the_run():
 
 
 def test_imdb_for_bert_puts_mask_last_after_the_special_table(mirror):
-    from fromscratch.profiles import get_profile
-    from fromscratch.recipes.bert_imdb import imdb_for_bert, pretraining_batches
+    from fromscratch.chapters import get_profile
+    from fromscratch.chapters.ch10_modern_transformers.bert_imdb import imdb_for_bert, pretraining_batches
     from fromscratch.tokenizers.special import CLS, PAD, UNK, WORD_SPECIALS
 
     run = get_profile("smoke").modern

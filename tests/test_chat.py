@@ -7,6 +7,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from fromscratch.chapters.ch15_assistant.assistant import stand_in_tokenizer
 from fromscratch.data.instructions import (
     TASKS,
     ChatBatches,
@@ -20,7 +21,6 @@ from fromscratch.data.instructions import (
 )
 from fromscratch.interop.gguf_llama import write_gguf_llama
 from fromscratch.models import Llama
-from fromscratch.recipes.assistant import stand_in_tokenizer
 from fromscratch.tokenizers.chat import SMOLLM2_SYSTEM, SMOLLM2_TEMPLATE, encode_chat, render_chatml
 from fromscratch.tokenizers.special import IGNORE
 from fromscratch.training.sft import assistant_loss

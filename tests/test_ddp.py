@@ -168,7 +168,7 @@ def test_the_demo_runs_in_two_processes_on_a_machine_with_one_gpu(monkeypatch):
 
 def one_fake_gpu() -> None:
     """One rank whose `distributed` sees CUDA with one GPU (not to be used): init, then chapter 12's demo."""
-    from fromscratch.recipes.ddp import demo
+    from fromscratch.chapters.ch12_going_big.ddp import demo
 
     def seen_by_init(fake, real):  # the rest of torch (AdamW checks CUDA graphs) sees the real CUDA
         return lambda: fake if sys._getframe(1).f_globals["__name__"] == distributed.__name__ else real()

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import torch
 
+from fromscratch.chapters import get_profile
 from fromscratch.data import DataError, DataFile, enwik8
 from fromscratch.data.registry import REGISTRY
-from fromscratch.profiles import get_profile
 
 
 def make_archive(folder: Path, fname: str, content: bytes) -> Path:

@@ -1,4 +1,4 @@
-"""The general checkers of ``fromscratch.exercises``: right, wrong and untouched answers."""
+"""The general checkers of ``fromscratch.chapters.checking``: right, wrong and untouched answers."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ import pkgutil
 import pytest
 import torch
 
-import fromscratch.exercises as exercises
-from fromscratch.exercises import check_function, check_value
+import fromscratch.chapters as chapters
+import fromscratch.chapters.checking as exercises
+from fromscratch.chapters.checking import check_function, check_value
 
 
 def reference(x):
@@ -64,14 +65,15 @@ def test_check_value(capsys):
 
 
 def test_every_chapter_has_a_checker_module_with_a_wrong_answer_test():
-    """Each chapter's checkers live in exercises.chNN and are tested against wrong answers."""
+    """Each chapter's checkers live in chapters/chNN_<name>/checks.py and are tested against wrong answers."""
     from pathlib import Path
 
-    chapters = sorted(m.name for m in pkgutil.iter_modules(exercises.__path__) if m.name.startswith("ch"))
-    assert len(chapters) >= 7, chapters
+    folders = sorted(m.name for m in pkgutil.iter_modules(chapters.__path__) if m.name[2:4].isdigit())
+    assert len(folders) >= 15, folders
     tests = Path(__file__).parent
-    for name in chapters:
-        module = importlib.import_module(f"fromscratch.exercises.{name}")
+    for folder in folders:
+        name = folder[:4]  # ch07
+        module = importlib.import_module(f"fromscratch.chapters.{folder}.checks")
         checkers = [n for n in dir(module) if n.startswith("check_")]
         assert len(checkers) >= 3, f"{name} has fewer than three checkers: {checkers}"
         test_file = tests / f"test_exercises_{name}.py"

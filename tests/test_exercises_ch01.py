@@ -7,7 +7,7 @@ import doctest
 import pytest
 import torch
 
-import fromscratch.exercises.ch01 as ch01
+import fromscratch.chapters.ch01_dot_products.checks as ch01
 from fromscratch.data.movielens import Ratings
 from fromscratch.models.recommender import MatrixFactorization, predict_ratings
 

@@ -6,7 +6,7 @@ import doctest
 
 import torch
 
-import fromscratch.exercises.ch02 as ch02
+import fromscratch.chapters.ch02_basic_self_attention.checks as ch02
 
 EMBEDDING = {  # the chapter's hand-chosen features: animal, moving, place, article
     "the": [-0.5, -0.5, -0.5, 1.0],

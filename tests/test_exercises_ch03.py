@@ -7,7 +7,7 @@ import math
 
 import torch
 
-import fromscratch.exercises.ch03 as ch03
+import fromscratch.chapters.ch03_queries_keys_values.checks as ch03
 from fromscratch.attention import causal_mask, padding_mask
 
 

@@ -7,7 +7,7 @@ import math
 
 import torch
 
-import fromscratch.exercises.ch04 as ch04
+import fromscratch.chapters.ch04_multi_head_attention.checks as ch04
 from fromscratch.attention import SelfAttention
 
 PAPER = {"W_Q": (512, 64), "W_K": (512, 64), "W_V": (512, 64), "W_O": (512, 512), "parameters": 1_048_576}

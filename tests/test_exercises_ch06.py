@@ -7,7 +7,7 @@ import doctest
 import torch
 import torch.nn.functional as F
 
-import fromscratch.exercises.ch06 as ch06
+import fromscratch.chapters.ch06_imdb_classifier.checks as ch06
 from fromscratch.metrics import accuracy
 
 

@@ -7,7 +7,7 @@ import math
 
 import torch
 
-import fromscratch.exercises.ch09 as ch09
+import fromscratch.chapters.ch09_encoder_decoder.checks as ch09
 from fromscratch.tokenizers.special import BOS as BOS_ID
 from fromscratch.tokenizers.special import EOS as EOS_ID
 

@@ -7,7 +7,7 @@ import doctest
 import torch
 import torch.nn.functional as F
 
-import fromscratch.exercises.ch10 as ch10
+import fromscratch.chapters.ch10_modern_transformers.checks as ch10
 
 
 def stub(*args): ...  # an untouched learner cell

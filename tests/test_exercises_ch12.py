@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 import torch.utils.checkpoint
 
-from fromscratch.exercises import ch12
+from fromscratch.chapters.ch12_going_big import checks as ch12
 from fromscratch.models import GeneratorConfig
 from fromscratch.training.memory import T4_BYTES, estimate_memory, fits
 

@@ -7,7 +7,7 @@ import doctest
 import torch
 import torch.nn.functional as F
 
-import fromscratch.exercises.ch14 as ch14
+import fromscratch.chapters.ch14_modern_decoders.checks as ch14
 
 
 def stub(*args): ...  # an untouched learner cell

@@ -8,8 +8,8 @@ import pytest
 import torch
 from torch import nn
 
+from fromscratch.chapters.ch13_beyond_text.pipeline import labelled_loss
 from fromscratch.models import CNN, CNNConfig, Generator, GeneratorConfig
-from fromscratch.recipes.beyond import labelled_loss
 from fromscratch.training.batches import probe_batch, take
 from fromscratch.training.fits import StorageWatch, check_fits, estimate_training
 from fromscratch.training.losses import classification_loss, next_byte_loss

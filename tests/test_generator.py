@@ -7,8 +7,8 @@ import math
 import pytest
 import torch
 
+from fromscratch.chapters import get_profile
 from fromscratch.models import Generator, GeneratorConfig
-from fromscratch.profiles import get_profile
 from fromscratch.training.losses import next_byte_loss
 
 T = 10

@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 import torch
 
+from fromscratch.chapters.ch15_assistant.assistant import stand_in_tokenizer
 from fromscratch.data.registry import SMOLLM2_GGUF
 from fromscratch.data.wheels import cached
 from fromscratch.interop import quant
 from fromscratch.interop.gguf import read_gguf, write_gguf
 from fromscratch.interop.gguf_llama import gguf_tokenizer, read_gguf_llama, write_gguf_llama
 from fromscratch.models import Llama
-from fromscratch.recipes.assistant import stand_in_tokenizer
 from fromscratch.tokenizers.chat import SMOLLM2_TEMPLATE
 
 gguf = pytest.importorskip("gguf")

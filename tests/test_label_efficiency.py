@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from fromscratch.profiles.label_efficiency import LABEL_EFFICIENCY_RUNS
-from fromscratch.recipes.label_efficiency import head_tail
+from fromscratch.chapters.ch10_modern_transformers.label_efficiency import head_tail
+from fromscratch.chapters.ch10_modern_transformers.label_sizes import LABEL_EFFICIENCY_RUNS
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -60,9 +60,9 @@ def test_the_smoke_benchmark_prints_the_table(mirror, tmp_path):
 
 
 def test_masked_lm_eval_scores_every_chosen_position_or_only_the_mask_ones():
+    from fromscratch.chapters.ch10_modern_transformers.label_efficiency import masked_lm_eval
     from fromscratch.data.pretraining import MaskedBatches
     from fromscratch.models.bert import BertConfig, BertForPretraining
-    from fromscratch.recipes.label_efficiency import masked_lm_eval
 
     torch.manual_seed(0)
     model = BertForPretraining(BertConfig(vocab_size=12, emb=16, heads=2, depth=1, max_len=16, dropout=0.0))

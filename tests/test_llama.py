@@ -10,8 +10,8 @@ import torch
 import torch.nn.functional as F
 
 from fromscratch.blocks import FeedForward, RMSNorm, SwiGLU, TransformerBlock, make_norm, swiglu_hidden
+from fromscratch.chapters import get_profile
 from fromscratch.models import GPT2, Llama, LlamaConfig
-from fromscratch.profiles import get_profile
 from fromscratch.training.schedule import Schedule
 from fromscratch.utils import count_parameters
 

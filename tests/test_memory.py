@@ -6,9 +6,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from fromscratch.chapters import PROFILE_NAMES, get_profile
+from fromscratch.chapters.ch12_going_big.profile import training_runs
 from fromscratch.models import Classifier, ClassifierConfig, Generator, GeneratorConfig
-from fromscratch.profiles import PROFILE_NAMES, get_profile
-from fromscratch.profiles.going_big import training_runs
 from fromscratch.training.memory import (
     T4_BYTES,
     attention_matrix_bytes,

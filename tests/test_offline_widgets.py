@@ -33,6 +33,7 @@ from offline_assets import (
 )
 
 from fromscratch import viz
+from fromscratch.chapters.ch14_modern_decoders import in_browser as ch14_in_browser
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -151,7 +152,7 @@ def test_the_page_llama_writes_llama2cs_story(site):
     from fromscratch.interop.llama2c import STORIES260K_GREEDY_200
 
     files = [fetch(STORIES260K[name]) for name in ("stories260K.bin", "tok512.bin")]
-    demo = viz.llama_in_browser(*files, reference=STORIES260K_GREEDY_200)
+    demo = ch14_in_browser.llama_in_browser(*files, reference=STORIES260K_GREEDY_200)
     shown = page(site, "llama.html", demo._repr_html_())
     assert shown.wait_for("document.querySelector('.fromscratch-llama').dataset.state === 'ready'")
     shown.evaluate("document.querySelector('.fs-llama-check').click()")

@@ -13,7 +13,7 @@ import warnings
 import pytest
 import torch
 
-from fromscratch import profiles
+from fromscratch import chapters as profiles
 from fromscratch.training import precision
 from fromscratch.training.precision import PrecisionWarning, choose_precision, describe
 

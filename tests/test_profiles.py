@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from fromscratch import profiles
+from fromscratch import chapters as profiles
 
 
 @pytest.mark.parametrize("name", profiles.PROFILE_NAMES)
@@ -100,8 +100,8 @@ def test_modern_runs_hold_bert_and_train_configs():
 def test_translation_run_holds_its_models_and_training_configs():
     from dataclasses import replace
 
+    from fromscratch.chapters.ch09_encoder_decoder.pipeline import translation_checkpoint
     from fromscratch.models import EncoderDecoderConfig, RNNSeq2SeqConfig
-    from fromscratch.recipes.translation import translation_checkpoint
     from fromscratch.training import TrainConfig
 
     for name in profiles.PROFILE_NAMES:

@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from fromscratch import viz
+from fromscratch.chapters.ch01_dot_products import figures as ch01_figures
 from fromscratch.data.movielens import Ratings
 from fromscratch.models import recommender as rec
 from fromscratch.training import TrainConfig, train
@@ -170,7 +171,7 @@ def test_table_shows_its_cells_as_text_and_html():
 
 
 def test_hand_features_plot_movies_as_dots_and_users_as_arrows():
-    ax = viz.plot_hand_features(MOVIES, {"Ann": (1.0, -0.5)}).axes[0]
+    ax = ch01_figures.plot_hand_features(MOVIES, {"Ann": (1.0, -0.5)}).axes[0]
     assert (ax.get_xlabel(), ax.get_ylabel()) == ("romance", "action")
     dots = np.concatenate([c.get_offsets() for c in ax.collections])  # one scatter per movie
     np.testing.assert_allclose(dots, [MOVIES["Titanic"], MOVIES["Die Hard"]])
@@ -180,7 +181,7 @@ def test_hand_features_plot_movies_as_dots_and_users_as_arrows():
 
 
 def test_score_terms_are_bars_and_their_sum_a_diamond():
-    ax = viz.plot_score_terms("Ann", (1.0, -0.5), MOVIES).axes[0]
+    ax = ch01_figures.plot_score_terms("Ann", (1.0, -0.5), MOVIES).axes[0]
     assert ax.get_xlabel() == "contribution to the score" and "Ann" in ax.get_title()
     assert [label.get_text() for label in ax.get_yticklabels()] == ["Titanic", "Die Hard"]
     widths = [bar.get_width() for bar in ax.patches]  # romance terms, then action terms
@@ -200,27 +201,27 @@ def eight_movies():
 
 def test_movie_features_label_the_chosen_movies(eight_movies):
     _, _, coords, titles = eight_movies
-    ax = viz.plot_movie_features(coords, titles, [0, 1, 2], background=list(range(8))).axes[0]
+    ax = ch01_figures.plot_movie_features(coords, titles, [0, 1, 2], background=list(range(8))).axes[0]
     assert (ax.get_xlabel(), ax.get_ylabel()) == ("learned direction 1", "learned direction 2")
     assert [len(c.get_offsets()) for c in ax.collections] == [8, 3]  # faint background, labelled dots
     np.testing.assert_allclose(ax.collections[1].get_offsets(), coords[[0, 1, 2]].numpy(), rtol=1e-6)
     assert sorted(t.get_text().strip() for t in ax.texts) == ["The Movie 0", "The Movie 1", "The Movie 2"]
     with pytest.raises(ValueError, match=r"\(n_items, 2\)"):
-        viz.plot_movie_features(coords[:, :1], titles, [0])
+        ch01_figures.plot_movie_features(coords[:, :1], titles, [0])
     plt.close("all")
 
 
 def test_direction_ends_and_taste_tables(eight_movies):
     model, directions, coords, titles = eight_movies
-    ends = viz.direction_ends(coords, titles, range(8), 2)
+    ends = ch01_figures.direction_ends(coords, titles, range(8), 2)
     assert len(ends.rows) == 4 and "The Movie" in ends.rows[0][2]
     lowest = int(coords[:, 0].argmin())
     assert ends.rows[0][2].startswith(f"The Movie {lowest}")
-    static = viz.taste_table(model, titles, directions, [(0, 0), (2, 0)], k=3)
+    static = ch01_figures.taste_table(model, titles, directions, [(0, 0), (2, 0)], k=3)
     assert len(static.rows) == 3 and static.header == ["rank", "taste (+0, +0)", "taste (+2, +0)"]
     best = rec.recommend(model, rec.taste_vector(model, directions, (2, 0)), 3)[0].tolist()
     assert [row[2] for row in static.rows] == [f"The Movie {i}" for i in best]
-    explorer = viz.taste_explorer(model, titles, directions, k=3)
+    explorer = ch01_figures.taste_explorer(model, titles, directions, k=3)
     slider, shown = explorer.children[0], explorer.children[-1]
     before = shown.value
     slider.value = -3.0

@@ -7,11 +7,11 @@ from dataclasses import fields, replace
 import pytest
 import torch
 
+from fromscratch.chapters import PROFILE_NAMES, get_profile
+from fromscratch.chapters.ch08_design_considerations.pipeline import crossover, step_time_table, task_accuracy
+from fromscratch.chapters.ch08_design_considerations.step_times import random_batch, step_seconds
 from fromscratch.data.synthetic import MatchData
 from fromscratch.models import SequenceClassifier, SequenceClassifierConfig, budget_configs
-from fromscratch.profiles import PROFILE_NAMES, get_profile
-from fromscratch.recipes.sequence_compare import random_batch, step_seconds
-from fromscratch.recipes.sequence_tasks import crossover, step_time_table, task_accuracy
 from fromscratch.training import TrainConfig, train
 from fromscratch.training.losses import classification_loss
 from fromscratch.utils import count_parameters, loglog_slope
@@ -47,7 +47,7 @@ def test_profiles_size_the_four_models_alike():
 def test_every_run_field_is_documented():
     import inspect
 
-    from fromscratch.profiles import sequence
+    from fromscratch.chapters import sequence
 
     source = inspect.getsource(sequence.SequenceRun)
     for field in fields(sequence.SequenceRun):

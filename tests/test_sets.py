@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
+from fromscratch.chapters.ch13_beyond_text.pipeline import accuracy_on, labelled_loss, predict
 from fromscratch.models import DeepSets, SetConfig, SetTransformer
-from fromscratch.recipes.beyond import accuracy_on, labelled_loss, predict
 
 SMALL = SetConfig(input_dim=12, hidden=16, emb=8, heads=2, depth=2, num_classes=5)
 

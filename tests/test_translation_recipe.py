@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from fromscratch.recipes.translation import training_load
+from fromscratch.chapters.ch09_encoder_decoder.pipeline import training_load
 from fromscratch.training import History
 
 

@@ -132,8 +132,8 @@ def test_image_question_reads_words_and_patches():
 
 
 def test_beyond_runs_hold_model_and_train_configs():
+    from fromscratch.chapters import PROFILE_NAMES, get_profile
     from fromscratch.models import CNNConfig, ImageQuestionConfig, SetConfig
-    from fromscratch.profiles import PROFILE_NAMES, get_profile
     from fromscratch.training import TrainConfig
 
     for name in PROFILE_NAMES:

@@ -6,8 +6,8 @@ import matplotlib.pyplot as plt
 import pytest
 import torch
 
+from fromscratch.chapters.ch11_longer_contexts import figures as long_context
 from fromscratch.utils import loglog_slope
-from fromscratch.viz import long_context
 
 
 def test_fitted_slope_recovers_a_power_law():

@@ -3,22 +3,17 @@
 Its rooms (folders), bottom floor first; each imports only from the rooms below it (CONTRIBUTING.md's
 "may import" table, checked by ``tests/test_imports.py``):
 
-- ``attention`` (ch. 02-04, 11: attention, masks, positions, the KV cache), ``tokenizers`` (the one
-  table of special ids, vocabularies, BPE) and ``utils`` (``evaluating``, ``count_parameters``,
-  ``time_call``, ``loglog_slope``), the one module at the root;
-- ``blocks`` (ch. 05: the transformer block and stack), ``data`` (the datasets, batching) and
-  ``generate`` (ch. 07, 09: sampling and beam search);
-- ``models`` (every model with its config, from chapter 01's recommender on);
-- ``training`` (``train``, ``TrainConfig``, checkpoints, precision, memory), ``interop`` (weights to and
-  from PyTorch and Hugging Face), ``metrics`` and ``viz``;
-- ``profiles`` (smoke, cpu and gpu run sizes, ``setup``) and ``exercises`` (the checkers of each
-  chapter's exercises);
-- ``recipes`` (pipelines a chapter and a benchmark share; they take the profiles' runs).
+- ``attention`` (attention, masks, positions, the KV cache), ``tokenizers`` and ``utils``;
+- ``blocks`` (the transformer block and stack), ``data`` (the datasets) and ``generate`` (sampling);
+- ``models`` (one file per model family, each with its config);
+- ``training`` (``train``, ``TrainConfig``), ``interop`` (weights to and from PyTorch and Hugging Face),
+  ``metrics`` and ``viz`` (the shared plots);
+- ``chapters``: ``setup()``, the profile, and one folder per chapter with what belongs to it alone.
 
-This module itself only brings ``setup`` and the profile to the top: ``fromscratch.setup(seed=0)``.
+This module only brings ``setup`` and the profile to the top: ``fromscratch.setup(seed=0)``.
 """
 
-from fromscratch.profiles import Profile, profile, setup
+from fromscratch.chapters import Profile, profile, setup
 
 __version__ = "0.1.0"
 __all__ = ["Profile", "profile", "setup", "__version__"]

@@ -28,7 +28,6 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import pooch
 import torch
 
 from fromscratch.data.batching import pad_batch
@@ -73,6 +72,8 @@ def _official_dir() -> Path:
     if target.is_dir():
         return target
     cache.mkdir(parents=True, exist_ok=True)
+    import pooch  # only here, for a download
+
     for fname, md5 in OFFICIAL_MD5.items():
         local = cache / fname
         if local.is_file() and _md5(local) == md5:

@@ -28,9 +28,6 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import platformdirs
-import pooch
-
 CACHE_ENV = "FROMSCRATCH_DATA"
 MIRROR_ENV = "FROMSCRATCH_MIRROR"
 SUMS_FILE = "SHA256SUMS"
@@ -74,8 +71,11 @@ def register(dataset: DataFile) -> DataFile:
 
 def cache_dir() -> Path:
     """The download and extraction cache: ``$FROMSCRATCH_DATA`` or a per-user cache directory."""
-    path = os.environ.get(CACHE_ENV) or platformdirs.user_cache_dir("fromscratch")
-    return Path(path).expanduser()
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV]).expanduser()
+    import platformdirs  # only here: a machine with $FROMSCRATCH_DATA set runs without it
+
+    return Path(platformdirs.user_cache_dir("fromscratch")).expanduser()
 
 
 def mirror_dir() -> Path | None:
@@ -157,6 +157,8 @@ def fetch(dataset: DataFile | str, *, progressbar: bool = True) -> Path:
             f"a mirror. Point ${MIRROR_ENV} at a directory whose {SUMS_FILE} lists it."
         )
     cache.mkdir(parents=True, exist_ok=True)
+    import pooch  # only here, for a download: a machine with a mirror or a full cache runs without it
+
     try:
         path = pooch.retrieve(
             dataset.url,

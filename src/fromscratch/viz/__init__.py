@@ -18,41 +18,23 @@ from fromscratch.viz import (
     bertviz,
     diagrams,
     explorers,  # interactive figures, precomputed (issue 37)
-    going_big,  # chapter 12
-    in_browser,  # chapter 14: stories260K running in the page (issue 37)
-    modern,  # chapter 10
-    movies,
     precomputed,  # viz.frames: every frame drawn in Python, swapped by a few lines of JavaScript
-    sequence,
     text,
-    translation,
 )
 from fromscratch.viz.attention import *  # noqa: F403
 from fromscratch.viz.bertviz import *  # noqa: F403
 from fromscratch.viz.diagrams import *  # noqa: F403
 from fromscratch.viz.explorers import *  # noqa: F403
-from fromscratch.viz.going_big import *  # noqa: F403  (chapter 12)
-from fromscratch.viz.in_browser import *  # noqa: F403
-from fromscratch.viz.modern import *  # noqa: F403
-from fromscratch.viz.movies import *  # noqa: F403
 from fromscratch.viz.precomputed import *  # noqa: F403
-from fromscratch.viz.sequence import *  # noqa: F403
 from fromscratch.viz.style import use_style
 from fromscratch.viz.text import *  # noqa: F403
-from fromscratch.viz.translation import *  # noqa: F403  (chapter 09)
 
 __all__ = [
     "use_style",
-    *movies.__all__,
     *attention.__all__,
     *bertviz.__all__,
     *text.__all__,
     *diagrams.__all__,
-    *going_big.__all__,
-    *sequence.__all__,
-    *translation.__all__,
-    *modern.__all__,
     *precomputed.__all__,
     *explorers.__all__,
-    *in_browser.__all__,
 ]

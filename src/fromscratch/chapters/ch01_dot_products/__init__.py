@@ -1,0 +1,1 @@
+"""Chapter 01, dot products: what belongs to this chapter alone."""

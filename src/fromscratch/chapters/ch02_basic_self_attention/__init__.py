@@ -1,0 +1,1 @@
+"""Chapter 02, basic self attention: what belongs to this chapter alone."""

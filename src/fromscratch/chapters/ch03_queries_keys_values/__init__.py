@@ -1,0 +1,1 @@
+"""Chapter 03, queries keys values: what belongs to this chapter alone."""

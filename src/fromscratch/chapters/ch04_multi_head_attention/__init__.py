@@ -1,0 +1,1 @@
+"""Chapter 04, multi head attention: what belongs to this chapter alone."""

@@ -1,0 +1,1 @@
+"""Chapter 05, transformer block: what belongs to this chapter alone."""

@@ -1,0 +1,1 @@
+"""Chapter 06, imdb classifier: what belongs to this chapter alone."""

@@ -1,0 +1,1 @@
+"""Chapter 07, masking generation: what belongs to this chapter alone."""

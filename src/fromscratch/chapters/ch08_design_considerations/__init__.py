@@ -1,0 +1,1 @@
+"""Chapter 08, design considerations: what belongs to this chapter alone."""

@@ -1,0 +1,1 @@
+"""Chapter 09, encoder decoder: what belongs to this chapter alone."""

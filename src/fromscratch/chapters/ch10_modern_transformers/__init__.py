@@ -1,0 +1,1 @@
+"""Chapter 10, modern transformers: what belongs to this chapter alone."""

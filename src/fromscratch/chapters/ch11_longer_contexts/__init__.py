@@ -1,0 +1,1 @@
+"""Chapter 11, longer contexts: what belongs to this chapter alone."""

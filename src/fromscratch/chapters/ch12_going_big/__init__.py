@@ -1,0 +1,1 @@
+"""Chapter 12, going big: what belongs to this chapter alone."""

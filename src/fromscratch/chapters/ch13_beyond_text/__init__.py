@@ -1,0 +1,1 @@
+"""Chapter 13, beyond text: what belongs to this chapter alone."""

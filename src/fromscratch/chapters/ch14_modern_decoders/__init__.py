@@ -1,0 +1,1 @@
+"""Chapter 14, modern decoders: what belongs to this chapter alone."""

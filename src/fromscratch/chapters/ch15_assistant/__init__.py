@@ -1,0 +1,1 @@
+"""Chapter 15, assistant: what belongs to this chapter alone."""
