@@ -47,6 +47,10 @@ ifneq ($(LOCK),)
 else
 	$(PY) -m pip install -r requirements.txt -e .
 endif
+# Chapter 16's optional extra: triton runs its kernel (on the CPU under TRITON_INTERPRET=1, as CI's tests do).
+# CUDA builds of torch bring their own; where no wheel exists (macOS) the kernel's tests skip.
+	$(PY) -c "import triton" 2>/dev/null || $(PY) -m pip install "triton==3.9.0" \
+	  || echo "WARNING: could not install triton: chapter 16's kernel tests will be skipped"
 	touch $(STAMP)
 
 # Refresh the lock file from requirements.txt and pyproject.toml's dependencies (needs the package

@@ -1,6 +1,6 @@
 """Time SelfAttention's teaching path against its fast path (chapter 04's closing note).
 
-The teaching path (``return_attention=True``) writes out ``softmax(q kᵀ / sqrt(s)) v`` and keeps the
+The teaching path (``attention=[]``) writes out ``softmax(q kᵀ / sqrt(s)) v`` and keeps the
 ``(b, h, t, t)`` weights; the fast path calls ``torch.nn.functional.scaled_dot_product_attention``.
 Sizes come from the run profiles: the ``cpu`` profile on the CPU, the ``gpu`` profile on CUDA.
 Each measurement is the fastest of ``timing_repeats`` forward passes after one warm-up pass.
@@ -42,15 +42,15 @@ def table(run: AttentionRun, device: torch.device, kinds: bool) -> None:
     with torch.no_grad():
         for t in run.timing_lengths:
             x = torch.randn(run.timing_batch, t, run.timing_emb, device=device)
-            teaching = ms_per_call(lambda x=x: attention(x, return_attention=True), run.timing_repeats)
+            teaching = ms_per_call(lambda x=x: attention(x, attention=[]), run.timing_repeats)
             fast = ms_per_call(lambda x=x: attention(x), run.timing_repeats)
             print(f"| {t:>5} | {teaching:>9.3f} | {fast:>9.3f} | {teaching / fast:>7.1f}x |")
         if kinds:
             t = run.timing_lengths[-1]
             x = torch.randn(run.timing_batch, t, run.timing_emb, device=device)
             print(f"\nfast path by kind at t = {t}:")
-            for kind in KINDS:
-                module = SelfAttention(run.timing_emb, run.timing_heads, kind).to(device)
+            for kind, Attention in KINDS.items():
+                module = Attention(run.timing_emb, run.timing_heads).to(device)
                 print(
                     f"  {kind:>8}: "
                     f"{ms_per_call(lambda module=module: module(x), run.timing_repeats):9.3f} ms, "

@@ -1,20 +1,22 @@
-"""Benchmark: chapter 15's IMDb table (issue 36): what a chat model buys, beside chapters 06 and 10.
+"""Benchmark: chapter 15's IMDb table (issues 36, 44): what a chat model buys, beside chapters 06 and 10.
 
-SmolLM2-135M-Instruct (4-bit GGUF, in our Llama) on the profile's balanced IMDb test reviews, each arm with
-its 95 % Wilson interval, with the chapter's own recipes
-(``fromscratch.chapters.ch15_assistant.assistant_imdb``):
+SmolLM2-135M-Instruct (4-bit GGUF, in our Llama) on the profile's balanced IMDb test reviews, with the
+chapter's own recipes (``fromscratch.chapters.ch15_assistant.assistant_imdb``); every arm reads the same
+``review_words`` words of each review:
 
-- zero-shot and k-shot prompting (the answer: the likelier first token of ``positive``/``negative``);
+- zero-shot and k-shot prompting (two orders, ``shot_draws`` draws of examples), each also calibrated
+  (contextual calibration); the answer: the likelier first token of ``negative``/``positive``;
 - LoRA-SFT after N labelled reviews (queries and values, r = 8, alpha = 16; the assistant-only loss);
-- chapter 06's classifier from scratch and chapter 10's MiniLM, fine-tuned on the same N reviews.
+- chapter 06's classifier from scratch and chapter 10's MiniLM, fine-tuned on the same N reviews;
 
-Then, with ``--seeds 2`` or more, the learning arms again with other draws of the N reviews (and other
-LoRA initialisations and batch orders), so that one lucky draw is not read as a result; and with
-``--cost``, the time and bytes of one LoRA step against one full fine-tuning step.
+each learning arm with ``--seeds`` draws of the N reviews (default: the profile's). Every row has the
+paired difference from zero-shot with its 95 % interval (a paired bootstrap over the reviews). With
+``--cost``, the time and bytes of one LoRA step against one full fine-tuning step, on the chapter's own
+batch (the first ``cost_batch`` conversations of its instruction set).
 
     python benchmarks/chat_imdb.py --profile smoke                # seconds: the code runs
     flock /tmp/heavy.lock python benchmarks/chat_imdb.py --profile cpu --threads 1 --cost
-    python benchmarks/chat_imdb.py --labels 32 --seeds 3          # part of it, three draws
+    python benchmarks/chat_imdb.py --labels 32 --seeds 5          # part of it, five draws
 
 The model file comes from the data cache (``make install``); the LoRA runs reuse the chapter's
 checkpoints (``15_lora_imdb-<hash>.pt``), so a table the chapter has computed is reloaded, not retrained.
@@ -26,24 +28,34 @@ import argparse
 import copy
 import os
 import time
+from dataclasses import replace
 
 import torch
 
 from fromscratch.blocks.lora import add_lora
 from fromscratch.chapters import get_profile
+from fromscratch.chapters.ch10_modern_transformers.label_efficiency import minilm_encoder
 from fromscratch.chapters.ch15_assistant.assistant import chat_model_file
 from fromscratch.chapters.ch15_assistant.assistant_imdb import (
-    classifier_at_n,
+    arm,
+    calibrate,
+    content_free_logits,
     labelled,
-    lora_at_n,
-    minilm_at_n,
-    prompting_accuracy,
+    learning_arms,
+    prompting_logits,
     sentiment_data,
-    shot_examples,
-    steps_for,
-    with_steps,
+    shot_sets,
+    table_rows,
 )
-from fromscratch.data.instructions import ChatBatches, sentiment_examples
+from fromscratch.data.instructions import (
+    ChatBatches,
+    arithmetic_examples,
+    sentiment_examples,
+    spelling_examples,
+    split,
+    translation_examples,
+)
+from fromscratch.data.multi30k import load_multi30k
 from fromscratch.interop.gguf_llama import read_gguf_llama
 from fromscratch.tokenizers.words import SPECIALS
 from fromscratch.training.memory import mib
@@ -54,13 +66,33 @@ def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
+def chapter_batch(data, tokenizer, size) -> dict[str, torch.Tensor]:
+    """The chapter's 15.3 instruction set, made as the chapter makes it, and its first ``cost_batch``
+    conversations as one batch (what the chapter's step-cost table times)."""
+    k = size.sft_per_task
+    reviews, texts = labelled(data, k, seed=1)
+    words = " ".join(data.pool_texts[:50]).split()
+    examples = [
+        *sentiment_examples(texts, reviews.labels.tolist(), words=size.review_words),
+        *translation_examples(load_multi30k().train[:k]),
+        *arithmetic_examples(k, seed=0),
+        *spelling_examples(words, k, seed=0),
+    ]
+    train_set, _ = split(examples, size.sft_held_out, seed=0)
+    pad = tokenizer.special["<|im_end|>"]
+    batches = ChatBatches(tokenizer, train_set, size.batch_size, pad_id=pad, max_len=size.max_tokens)
+    return batches.batch(list(range(size.cost_batch)))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--profile", default="cpu", choices=["smoke", "cpu", "gpu"], help="sizes")
     parser.add_argument("--labels", help="comma-separated N (default: the profile's)")
-    parser.add_argument("--seeds", type=int, default=1, help="draws of the N reviews per learning arm")
+    parser.add_argument(
+        "--seeds", type=int, help="draws of the N reviews per learning arm (default: profile)"
+    )
     parser.add_argument("--threads", type=int, help="torch's CPU threads (1 on a shared machine)")
     parser.add_argument("--cost", action="store_true", help="also time a LoRA and a full fine-tuning step")
     args = parser.parse_args()
@@ -68,90 +100,53 @@ def main() -> None:
         torch.set_num_threads(args.threads)
     size = get_profile(args.profile).chat
     labels = [int(n) for n in args.labels.split(",")] if args.labels else list(size.labels)
+    seeds = args.seeds or size.seeds
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     started = time.perf_counter()
     print(f"profile {args.profile}, {torch.get_num_threads()} threads, load average {load()}")
     data = sentiment_data(
-        vocab_words=size.classifier.vocab_size - len(SPECIALS),
-        max_len=size.classifier.max_len,
-        pool=size.imdb_pool,
-        test=size.imdb_test,
+        vocab_words=size.classifier.vocab_size - len(SPECIALS), pool=size.imdb_pool, test=size.imdb_test
     )
     path = chat_model_file(size.model, tiny=size.tiny, texts=data.pool_texts[: size.tiny_texts])
     model, tokenizer = read_gguf_llama(path)
     model.to(device)
-    ask = dict(words=size.review_words, batch=size.score_batch)
-    texts, test_labels = data.test_texts, data.test.labels
-    rows = []
-
-    def report(arm: str, n: int, seed: int, proportion, seconds: float) -> None:
-        rows.append((arm, n, seed, proportion))
-        print(f"{arm:18} N={n:<5} seed {seed}  {proportion}  ({seconds:.0f} s, load {load()})", flush=True)
-
+    test_labels = data.test.labels
+    ask, free_kw = dict(words=size.review_words, batch=size.score_batch), dict(words=size.review_words)
     t = time.perf_counter()
-    report(
-        "zero-shot",
-        0,
-        0,
-        prompting_accuracy(model, tokenizer, texts, test_labels, **ask),
-        time.perf_counter() - t,
-    )
-    shots = shot_examples(data, size.shots, words=size.review_words)
-    t = time.perf_counter()
-    few = prompting_accuracy(model, tokenizer, texts, test_labels, shots=shots, **ask)
-    report(f"{size.shots}-shot", size.shots, 0, few, time.perf_counter() - t)
-    for seed in range(args.seeds):
-        for n in labels:
-            reviews, train_texts = labelled(data, n, seed=seed)
-            steps = steps_for(n, batch_size=size.batch_size, epochs=size.epochs, min_steps=size.min_steps)
+    logits = prompting_logits(model, tokenizer, data.test_texts, **ask)
+    free = content_free_logits(model, tokenizer, **free_kw)
+    arms = [
+        arm("zero-shot", 0, [logits.argmax(-1)], test_labels),
+        arm("zero-shot, calibrated", 0, [calibrate(logits, free).argmax(-1)], test_labels),
+    ]
+    for order in ("ends positive", "ends negative"):
+        plain, calibrated = [], []
+        for shots in shot_sets(data, size.shots, words=size.review_words, draws=size.shot_draws):
+            logits = prompting_logits(model, tokenizer, data.test_texts, shots=shots[order], **ask)
+            free = content_free_logits(model, tokenizer, shots=shots[order], **free_kw)
+            plain.append(logits.argmax(-1))
+            calibrated.append(calibrate(logits, free).argmax(-1))
+        name = f"{size.shots}-shot, {order}"
+        arms += [
+            arm(name, size.shots, plain, test_labels),
+            arm(name + ", calibrated", size.shots, calibrated, test_labels),
+        ]
+    print(f"prompting: {time.perf_counter() - t:.0f} s, load {load()}", flush=True)
+    minilm = minilm_encoder(size.minilm.dropout)
+    quiet = replace(size, imdb_train=replace(size.imdb_train, progress=False))
+    learned: dict[tuple[str, int], list[torch.Tensor]] = {}
+    for n in labels:
+        for seed in range(seeds):
             t = time.perf_counter()
-            tuned = lora_at_n(
-                model,
-                tokenizer,
-                train_texts,
-                reviews.labels,
-                words=size.review_words,
-                lora=size.lora,
-                train_config=with_steps(replace_progress(size.imdb_train), steps),
-                batch_size=size.batch_size,
-                max_len=size.max_tokens,
-                parts=[path.name, reviews.names, size.review_words],
-                seed=seed,
-                device=device,
+            out = learning_arms(
+                model, tokenizer, data, quiet, n, seed=seed, minilm=minilm, parts=[path.name], device=device
             )
-            accuracy = prompting_accuracy(tuned, tokenizer, texts, test_labels, **ask)
-            report("LoRA-SFT", n, seed, accuracy, time.perf_counter() - t)
-            del tuned
-            t = time.perf_counter()
-            classifier = classifier_at_n(
-                reviews,
-                data.test,
-                size.classifier,
-                size.classifier_train,
-                batch_size=size.batch_size,
-                seed=seed,
-            )
-            report("ch. 06 classifier", n, seed, classifier, time.perf_counter() - t)
-            t = time.perf_counter()
-            report(
-                "ch. 10 MiniLM",
-                n,
-                seed,
-                minilm_at_n(reviews, data.test, size.minilm, seed=seed),
-                time.perf_counter() - t,
-            )
+            for name, predicted in out.items():
+                learned.setdefault((name, n), []).append(predicted)
+            print(f"N = {n}, seed {seed}: {time.perf_counter() - t:.0f} s, load {load()}", flush=True)
+    arms += [arm(name, n, runs, test_labels) for (name, n), runs in learned.items()]
     if args.cost:
-        examples = sentiment_examples(
-            data.pool_texts[: size.cost_batch], [0] * size.cost_batch, words=size.review_words
-        )
-        batch = ChatBatches(
-            tokenizer,
-            examples,
-            size.cost_batch,
-            pad_id=tokenizer.special["<|im_end|>"],
-            max_len=size.max_tokens,
-        )
-        batch = {k: v.to(device) for k, v in batch.batch(list(range(size.cost_batch))).items()}
+        batch = {k: v.to(device) for k, v in chapter_batch(data, tokenizer, size).items()}
         for name in ("LoRA", "full fine-tuning"):
             candidate = copy.deepcopy(model)
             if name == "LoRA":
@@ -164,19 +159,13 @@ def main() -> None:
             )
             del candidate
     print(
-        f"\n{len(test_labels):,} balanced test reviews; {time.perf_counter() - started:.0f} s in all, "
-        f"load {load()}"
+        f"\n{len(test_labels):,} balanced test reviews, {size.review_words} words each for every arm; "
+        f"{time.perf_counter() - started:.0f} s in all, load {load()}"
     )
-    print(f"{'arm':18} {'N':>5} {'seed':>4}  accuracy [95 % interval]")
-    for arm, n, seed, proportion in rows:
-        print(f"{arm:18} {n:>5} {seed:>4}  {proportion}")
-
-
-def replace_progress(config):
-    """``config`` without its progress bar: the benchmark prints one line per arm."""
-    from dataclasses import replace
-
-    return replace(config, progress=False)
+    header = ("arm", "N", "runs", "accuracy", "each run", "said positive", "- zero-shot [95 %]")
+    print(" | ".join(header))
+    for row in table_rows(arms, arms[0]):
+        print(" | ".join(str(x) for x in row))
 
 
 if __name__ == "__main__":

@@ -13,7 +13,12 @@ from gpu_plan_runs import Built, Run, length, longest
 from fromscratch.blocks.lora import add_lora
 from fromscratch.chapters.ch10_modern_transformers.label_efficiency import minilm_encoder, wordpiece_reviews
 from fromscratch.chapters.ch15_assistant.assistant import chat_model_file
-from fromscratch.chapters.ch15_assistant.assistant_imdb import labelled, sentiment_data, steps_for
+from fromscratch.chapters.ch15_assistant.assistant_imdb import (
+    labelled,
+    sentiment_data,
+    steps_for,
+    word_reviews,
+)
 from fromscratch.data.imdb import ReviewBatches
 from fromscratch.data.instructions import ChatBatches, arithmetic_examples, sentiment_examples
 from fromscratch.interop.gguf_llama import read_gguf_llama
@@ -32,7 +37,6 @@ def chapter_15(prof) -> list[Run]:
     def chat():
         data = sentiment_data(
             vocab_words=size.classifier.vocab_size - len(SPECIALS),
-            max_len=size.classifier.max_len,
             pool=size.imdb_pool,
             test=size.imdb_test,
         )
@@ -60,7 +64,8 @@ def chapter_15(prof) -> list[Run]:
         return lora_run(sentiment_examples(texts, reviews.labels.tolist(), words=size.review_words))
 
     def build_classifier(n: int) -> Built:
-        reviews, _ = labelled(chat()[0], n, seed=0)
+        reviews, texts = labelled(chat()[0], n, seed=0)
+        reviews = word_reviews(reviews, texts, chat()[0].vocab, words=size.review_words)  # what 15.6 reads
         return (
             Classifier(size.classifier),
             longest(ReviewBatches(reviews, size.batch_size)),

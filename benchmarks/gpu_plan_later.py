@@ -25,7 +25,6 @@ from gpu_plan_runs import (
 )
 from torch import nn
 
-from fromscratch.attention import SCHEMES
 from fromscratch.chapters.ch10_modern_transformers.bert_imdb import imdb_for_bert, pretraining_batches
 from fromscratch.chapters.ch13_beyond_text.pipeline import labelled_loss
 from fromscratch.data import mnist
@@ -41,6 +40,7 @@ from fromscratch.models import (
     ViT,
 )
 from fromscratch.models.bert import BertForClassification, BertForPretraining
+from fromscratch.models.long_context import POSITIONS, LongContextGenerator
 from fromscratch.models.pool_dropout import use_pool_dropout
 from fromscratch.models.transformer_xl import segment_loss
 from fromscratch.training.losses import classification_loss, masked_lm_loss, next_byte_loss, next_token_loss
@@ -103,7 +103,7 @@ def chapter_11(prof) -> list[Run]:
 
     def build(t: int, **fields) -> Built:  # t: the training length; fields: the model's config
         config = replace(size.model, **fields)
-        return Generator(config), bytes_batch(t, size.batch_size), next_byte_loss
+        return LongContextGenerator(config), bytes_batch(t, size.batch_size), next_byte_loss
 
     sparse = dict(context=size.sparse_context, sparse_block=size.sparse_block)
     L, long = size.train_context, max(size.factors) * size.train_context
@@ -131,7 +131,7 @@ def chapter_11(prof) -> list[Run]:
             attention=None,
         ),
     ]
-    for scheme in SCHEMES:  # every registered scheme, as chapter 11 trains them
+    for scheme in POSITIONS:  # every scheme, as chapter 11 trains them
         runs.append(
             Run(
                 "11",

@@ -98,10 +98,10 @@ def minilm_embeddings(prof: Profile, device: torch.device) -> list[Part]:
 
 def kv_cache(prof: Profile, device: torch.device) -> list[Part]:
     """11 c9: greedy generation of kv_new bytes per prompt length, with and without the KV cache."""
-    from fromscratch.models import Generator
+    from fromscratch.models import LongContextGenerator
 
     size = prof.long_context
-    model = _on(device, lambda: Generator(size.model, context=max(size.kv_prompts) + size.kv_new))
+    model = _on(device, lambda: LongContextGenerator(size.model, context=max(size.kv_prompts) + size.kv_new))
     calls = size.kv_repeats + 1  # time_call: one warm-up, then the repeats
     heads, width = size.model.heads, size.model.emb // size.model.heads
     token = torch.randint(0, 256, (1, 1), device=device)

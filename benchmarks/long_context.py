@@ -32,9 +32,9 @@ from fromscratch.attention import scaled_dot_product_attention
 from fromscratch.attention.sparse import computed_scores, default_block, sparse_attention, sparse_mask
 from fromscratch.chapters import get_profile
 from fromscratch.data import enwik8
-from fromscratch.generate import generate_tokens
+from fromscratch.generate import generate
 from fromscratch.metrics import bits_per_byte
-from fromscratch.models import Generator, TransformerXL
+from fromscratch.models import LongContextGenerator, TransformerXL
 from fromscratch.models.transformer_xl import bits_per_byte_xl, segment_loss
 from fromscratch.training import train
 from fromscratch.training.losses import next_byte_loss
@@ -54,21 +54,13 @@ def fit(run, model, batches, loss, steps):
 def kv_cache(run) -> None:
     print("\n== KV cache: greedy generation of", run.kv_new, "tokens after a prompt, ms per new token ==")
     torch.manual_seed(0)
-    model = Generator(run.model, context=max(run.kv_prompts) + run.kv_new).eval()
+    model = LongContextGenerator(run.model, context=max(run.kv_prompts) + run.kv_new).eval()
     print(f"{'prompt':>7} {'no cache':>10} {'cache':>10} {'speed-up':>9}")
     for length in run.kv_prompts:
         prompt = torch.randint(0, 256, (1, length))
         times = {
             cached: time_call(
-                partial(
-                    generate_tokens,
-                    model,
-                    prompt,
-                    run.kv_new,
-                    context=model.context,
-                    temperature=0,
-                    use_cache=cached,
-                ),
+                partial(generate, model, prompt, steps=run.kv_new, temperature=0, cache=cached),
                 repeats=run.kv_repeats,
             )
             for cached in (False, True)
@@ -168,7 +160,7 @@ def sparse_model(run, data, seeds: int = 1) -> None:
             config = replace(
                 run.model, context=run.sparse_context, sparsity=sparsity, sparse_block=run.sparse_block
             )
-            model = Generator(config)
+            model = LongContextGenerator(config)
             batches = enwik8.RandomSubsequences(
                 data.train, context=run.sparse_context, batch_size=run.batch_size, seed=seed
             )
@@ -193,7 +185,7 @@ def positions(run, data, seeds: int = 1) -> None:
         print(f"seed {seed}:\n{header}")
         for scheme in ("learned", "sinusoidal", "rope", "alibi"):
             torch.manual_seed(seed)
-            model = Generator(run.model, context=max(run.factors) * length, positions=scheme)
+            model = LongContextGenerator(run.model, context=max(run.factors) * length, positions=scheme)
             batches = enwik8.RandomSubsequences(
                 data.train, context=length, batch_size=run.batch_size, seed=seed
             )

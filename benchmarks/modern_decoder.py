@@ -32,11 +32,11 @@ from dataclasses import replace
 import torch
 
 from fromscratch.attention.grouped import cache_bytes
-from fromscratch.blocks import FeedForward, RMSNorm, SwiGLU, swiglu_hidden
 from fromscratch.chapters import get_profile
 from fromscratch.data import enwik8
 from fromscratch.metrics import bits_per_byte
 from fromscratch.models import Llama
+from fromscratch.models.llama import MLP, RMSNorm, SwiGLU, swiglu_hidden
 from fromscratch.training import train
 from fromscratch.training.losses import next_byte_loss
 from fromscratch.utils import count_parameters, time_call
@@ -129,7 +129,7 @@ def timing(run, data) -> None:
         "LayerNorm (nn.LayerNorm)": torch.nn.LayerNorm(first.emb),
         "RMSNorm (ours)": RMSNorm(first.emb),
         "nn.RMSNorm": torch.nn.RMSNorm(first.emb, eps=1e-5),
-        f"MLP, GELU, width {4 * first.emb}": FeedForward(first.emb, 4, activation="gelu"),
+        f"MLP, GELU, width {4 * first.emb}": MLP(first.emb, 4 * first.emb),
         f"SwiGLU, width {hidden}": SwiGLU(first.emb, hidden, bias=True),
     }
     for name, part in parts.items():

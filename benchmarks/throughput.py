@@ -8,7 +8,7 @@ One training step = forward + backward + AdamW step, on random tokens of the ful
   context 256, batch 32, vocabulary 256.
 
 Each runs twice: the **teaching path** (attention written out as matmuls and a softmax, asked for
-by ``return_attention=True``; about what the blog's own code does) and the **fast path**
+by ``attention=[]``; about what the blog's own code does) and the **fast path**
 (``F.scaled_dot_product_attention``). Both paths use the same weights. The figure is the median
 step time after warm-up steps. ``--profile`` adds a torch.profiler breakdown of one path's step by
 kind of work, to show where the time goes.
@@ -88,8 +88,8 @@ def build(setting: Setting, device: torch.device, precision: str = "fp32"):
         mask = torch.ones_like(tokens, dtype=torch.bool)
 
         def loss_of(teaching: bool):
-            out = model(tokens, padding_mask=mask, return_attention=teaching)
-            return F.cross_entropy(out[0] if teaching else out, labels)
+            out = model(tokens, padding_mask=mask, attention=[] if teaching else None)
+            return F.cross_entropy(out, labels)
     else:
         model = Generator(
             vocab_size=setting.vocab,

@@ -26,7 +26,8 @@ def small(pooling="mean", positions="learned", **kwargs):
 def test_shapes_and_attention(pooling):
     model = small(pooling)
     tokens = torch.randint(3, 50, (4, 9))
-    logits, weights = model(tokens, return_attention=True)
+    weights = []
+    logits = model(tokens, attention=weights)
     assert logits.shape == (4, 3) and len(weights) == 2 and weights[1].shape == (4, 4, 9, 9)
     torch.testing.assert_close(model(tokens), logits, **TOL)  # fast path == teaching path
 

@@ -23,6 +23,9 @@ from fromscratch.training import TrainConfig, distributed, train
 
 CONFIG = GeneratorConfig(vocab_size=64, emb=32, heads=4, depth=2, context=16)
 STEPS, BATCH = 3, 8  # optimiser steps; sequences per step over both ranks
+# What the comparison means: fp32 on the CPU, in every process. "auto" is fp32 on a CPU too, but say it:
+# a bf16 run's rounding of two half-batches differs from one whole batch's at ~1e-3.
+FP32 = TrainConfig(steps=STEPS, lr=1e-2, precision="fp32", progress=False)
 SRC = str(Path(__file__).parents[1] / "src")  # the ranks import this checkout's package, then the rest
 PYTHONPATH = os.pathsep.join(filter(None, [SRC, os.environ.get("PYTHONPATH")]))
 
@@ -55,9 +58,7 @@ def worker(out: Path) -> None:
     grads = {n: p.grad for n, p in model.named_parameters()}
     # 2. `train`, unchanged, on this rank's shard
     model = fresh_model()
-    history = train(
-        model, distributed.shard(data()), lm_loss, TrainConfig(steps=STEPS, lr=1e-2, progress=False)
-    )
+    history = train(model, distributed.shard(data()), lm_loss, FP32, device="cpu")
     # 3. ranks that built different models get a clear error before training
     try:
         train(fresh_model(emb=32 if rank == 0 else 48), data(), lm_loss, TrainConfig(steps=1, progress=False))
@@ -89,7 +90,7 @@ def test_two_processes_equal_one_process_on_the_combined_batch(tmp_path):
     # 1. all-reduced gradients = one process's gradients on both halves together
     model = fresh_model()
     x, y = (torch.cat(parts) for parts in zip(data()[0], data()[1], strict=True))
-    lm_loss(model, (x, y)).backward()
+    lm_loss(model, (x, y)).backward()  # fp32 on the CPU
     for name, p in model.named_parameters():
         for r in ranks:
             torch.testing.assert_close(r["grads"][name], p.grad, atol=1e-6, rtol=1e-5, msg=name)
@@ -98,7 +99,12 @@ def test_two_processes_equal_one_process_on_the_combined_batch(tmp_path):
     halves = zip(data()[::2], data()[1::2], strict=True)
     combined = [tuple(torch.cat(p) for p in zip(a, b, strict=True)) for a, b in halves]
     model = fresh_model()
-    history = train(model, combined, lm_loss, TrainConfig(steps=STEPS, lr=1e-2, progress=False))
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # as each rank (OMP_NUM_THREADS=1): the same order of additions in a matmul
+    try:
+        history = train(model, combined, lm_loss, FP32, device="cpu")
+    finally:
+        torch.set_num_threads(threads)
     for name, p in model.state_dict().items():
         for r in ranks:
             torch.testing.assert_close(r["params"][name], p, atol=1e-5, rtol=1e-4, msg=name)

@@ -29,7 +29,7 @@ def test_the_audit_sees_the_three_cells_the_colab_review_found(tmp_path):
         tmp_path,
         "encoder, tokenizer = load_bert('all-MiniLM-L6-v2')",
         "def embed(ids):\n    return encoder(ids)",  # the MiniLM probe (chapter 10)
-        "model = Generator(size.model).eval()\nout = generate_tokens(model, prompt, 8, context=64)",
+        "model = Generator(size.model).eval()\nout = generate_text(model, prompt, 8)",
         "a = torch.randn(n, n)\nseconds = time_call(lambda: a @ a, repeats=3)",  # chapter 12's matmul
     )
     whys = [f.why for f in audit(path, model_classes())]

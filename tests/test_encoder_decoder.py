@@ -6,15 +6,17 @@ import pytest
 import torch
 from torch import nn
 
-from fromscratch.attention import SelfAttention
+from fromscratch.attention.cache import KVCache
 from fromscratch.attention.masks import padding_mask
 from fromscratch.interop import (
+    copy_weights,
     load_from_transformer,
-    to_multihead_attention,
+    multihead_attention_table,
     to_transformer,
     transformer_logits,
 )
 from fromscratch.models import EncoderDecoder, EncoderDecoderConfig, RNNSeq2Seq
+from fromscratch.models.encoder_decoder import Attention
 from fromscratch.models.pool_dropout import PoolDropout
 from fromscratch.utils import evaluating
 
@@ -32,41 +34,52 @@ def batch(seed: int = 0, b: int = 3, ts: int = 7, tt: int = 6):
 
 
 # --- cross-attention -----------------------------------------------------------------------------------
-def test_cross_attention_equals_multihead_attention_with_other_keys():
+def cross_attention() -> Attention:
     torch.manual_seed(0)
-    attention = SelfAttention(16, 4)
-    twin = to_multihead_attention(attention)
+    return Attention(16, 4, causal=False)
+
+
+def explicit(module, *args, **options):
+    weights = []
+    out = module(*args, **options, attention=weights)
+    return out, weights[0]
+
+
+def test_cross_attention_equals_multihead_attention_with_other_keys():
+    attention = cross_attention()
+    twin = nn.MultiheadAttention(16, 4, batch_first=True)
+    copy_weights(attention, twin, multihead_attention_table(qkv_bias=False))
     x, context = torch.randn(2, 3, 16), torch.randn(2, 5, 16)
     mask = padding_mask(torch.tensor([5, 2]), 5)
-    ours, weights = attention(x, context=context, padding_mask=mask, return_attention=True)
+    ours, weights = explicit(attention, x, context, padding_mask=mask)
     theirs, their_weights = twin(x, context, context, key_padding_mask=~mask, average_attn_weights=False)
     torch.testing.assert_close(ours, theirs, atol=1e-5, rtol=1e-4)
     torch.testing.assert_close(weights, their_weights, atol=1e-5, rtol=1e-4)
     assert weights.shape == (2, 4, 3, 5)
-    torch.testing.assert_close(attention(x, context=context, padding_mask=mask), ours, atol=1e-5, rtol=1e-4)
+    torch.testing.assert_close(attention(x, context, padding_mask=mask), ours, atol=1e-5, rtol=1e-4)
 
 
 def test_cross_attention_ignores_padded_source_positions():
-    torch.manual_seed(0)
-    attention = SelfAttention(16, 4)
+    attention = cross_attention()
     x, context = torch.randn(2, 3, 16), torch.randn(2, 5, 16)
     mask = padding_mask(torch.tensor([5, 2]), 5)
     changed = context.clone()
     changed[1, 2:] = 100 * torch.randn(3, 16)
-    for fast in (True, False):
-        a = attention(x, context=context, padding_mask=mask, return_attention=not fast)
-        b = attention(x, context=changed, padding_mask=mask, return_attention=not fast)
-        a, b = (a, b) if fast else (a[0], b[0])
+    for written_out in (False, True):
+        weights = [] if written_out else None
+        a = attention(x, context, padding_mask=mask, attention=weights)
+        b = attention(x, changed, padding_mask=mask, attention=weights)
         torch.testing.assert_close(a, b)
-    _, weights = attention(x, context=context, padding_mask=mask, return_attention=True)
+    _, weights = explicit(attention, x, context, padding_mask=mask)
     assert weights[1, :, :, 2:].abs().max() == 0
 
 
-def test_cross_attention_rejects_bad_context_and_causal():
-    with pytest.raises(ValueError, match="context must have shape"):
-        SelfAttention(16, 4)(torch.randn(2, 3, 16), context=torch.randn(2, 5, 8))
-    with pytest.raises(ValueError, match="causal"):
-        SelfAttention(16, 4, causal=True)(torch.randn(2, 3, 16), context=torch.randn(2, 5, 16))
+def test_the_cross_attention_cache_projects_the_source_once():
+    attention, x, context = cross_attention(), torch.randn(2, 4, 16), torch.randn(2, 5, 16)
+    cache = KVCache()
+    steps = [attention(x[:, i : i + 1], context, cache=cache) for i in range(4)]
+    torch.testing.assert_close(torch.cat(steps, dim=1), attention(x, context), atol=1e-6, rtol=1e-5)
+    assert len(cache) == 5  # the source's keys and values, stored at the first step and reused
 
 
 # --- the encoder-decoder against nn.Transformer ----------------------------------------------------------
@@ -152,7 +165,10 @@ def test_encoder_decoder_ignores_padded_source_tokens():
 def test_attention_weights_per_layer_and_shapes():
     model = EncoderDecoder(SMALL).eval()
     src, tgt, src_mask, _ = batch()
-    logits, weights = model(src, tgt, src_mask, return_attention=True)
+    weights = []
+    logits = model(src, tgt, src_mask, attention=weights)
+    assert len(weights) == 2 + 2 * 2  # every encoder block, then each decoder block's self and cross
+    weights = model.attention_parts(weights)
     assert logits.shape == (3, 6, 50)
     assert [w.shape for w in weights["encoder"]] == [(3, 4, 7, 7)] * 2
     assert [w.shape for w in weights["decoder"]] == [(3, 4, 6, 6)] * 2
@@ -194,8 +210,12 @@ def test_rnn_seq2seq_shapes_alignment_and_padding(attention):
     torch.manual_seed(0)
     model = RNNSeq2Seq(vocab_size=50, emb=8, hidden=12, attention=attention, dropout=0.0, max_len=20).eval()
     src, tgt, src_mask, _ = batch()
-    logits, alignment = model(src, tgt, src_mask, return_attention=True)
-    assert logits.shape == (3, 6, 50) and alignment.shape == (3, 6, 7)
+    weights = []
+    logits = model(src, tgt, src_mask, attention=weights)
+    (alignment,) = weights  # one attention layer of one head: (b, 1, tt, ts)
+    assert alignment.shape == (3, 1, 6, 7)
+    alignment = alignment[:, 0]
+    assert logits.shape == (3, 6, 50)
     if attention:
         torch.testing.assert_close(alignment.sum(-1), torch.ones(3, 6))
         assert alignment[2, :, 2:].abs().max() == 0

@@ -109,7 +109,7 @@ def test_check_vit_forward(capsys):
         x = vit.patch_embedding(ch13.patchify(images, vit.config.patch))
         x = x if vit.positions is None else vit.positions(x)
         x = torch.cat([vit.class_token.expand(len(x), -1, -1), x], dim=1)
-        x, _ = vit.encode(x, attn_mask=vit.mask)
+        x = vit.encode(x, attn_mask=vit.mask)
         return vit.to_logits(x.mean(dim=1))
 
     assert ch13.check_vit_forward(vit_by_hand) is True
@@ -127,7 +127,7 @@ def question_by_hand(model, images, words, types=(0, 1), order="words first"):
     text = model.word_positions(model.words(words)) + model.types.weight[types[0]]  # (b, w, e)
     cls = vit.class_token.expand(len(images), -1, -1)  # (b, 1, e)
     parts = [cls, text, patches] if order == "words first" else [cls, patches, text]
-    x, _ = vit.encode(torch.cat(parts, dim=1))
+    x = vit.encode(torch.cat(parts, dim=1))
     return vit.to_logits(x[:, 0])
 
 
@@ -142,7 +142,7 @@ def test_check_question_forward(capsys):
         vit = model.vit
         text = model.word_positions(model.words(words))
         cls = vit.class_token.expand(len(images), -1, -1)
-        x, _ = vit.encode(torch.cat([cls, text, vit.embed_patches(images)], dim=1))
+        x = vit.encode(torch.cat([cls, text, vit.embed_patches(images)], dim=1))
         return vit.to_logits(x[:, 0])
 
     for right in (question_by_hand, patches_first):

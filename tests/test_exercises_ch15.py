@@ -1,4 +1,5 @@
-"""Chapter 15's checkers: a right answer passes, a wrong one is reported, an untouched stub waits."""
+"""Chapter 15's checkers: a right answer passes, a wrong one is reported, an untouched stub waits, and an
+answer that only calls the package's own function is turned down."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ import doctest
 import torch
 
 import fromscratch.chapters.ch15_assistant.checks as ch15
+from fromscratch.interop import quant
 from fromscratch.tokenizers.special import IGNORE
+from fromscratch.training import dpo
 
 
 def stub(*args): ...  # an untouched learner cell
@@ -35,54 +38,71 @@ def test_check_quantize_q4_1(capsys):
         q = torch.trunc((x - low) / d + 0.5).clamp(0, 15).to(torch.uint8)
         return torch.cat([torch.stack([d, low]).half().view(torch.uint8), q[:16] | (q[16:] << 4)])
 
+    def the_package(x):
+        return quant.quantize_q4_1(x)
+
     assert ch15.check_quantize_q4_1(by_hand) is True
     assert "✓" in capsys.readouterr().out
     assert ch15.check_quantize_q4_1(nibbles_swapped) is False
     assert "✗" in capsys.readouterr().out
     assert ch15.check_quantize_q4_1(sixteen_steps) is False
+    assert ch15.check_quantize_q4_1(the_package) is False
+    assert "write it yourself" in capsys.readouterr().out
     assert ch15.check_quantize_q4_1(stub) is None
     assert "not attempted yet" in capsys.readouterr().out
 
 
-def test_check_assistant_labels(capsys):
-    def by_hand(ids, mask):
-        return [ids[i + 1] if i + 1 < len(ids) and mask[i + 1] else IGNORE for i in range(len(ids))]
+def test_check_sequence_logprob(capsys):
+    def by_hand(logits, labels):
+        logp = torch.log_softmax(logits, dim=-1)
+        rows = []
+        for row, lab in zip(logp, labels, strict=True):
+            rows.append(sum(row[i, t] for i, t in enumerate(lab.tolist()) if t != IGNORE))
+        return torch.stack([torch.as_tensor(r, dtype=torch.float32) for r in rows])
 
-    def not_shifted(ids, mask):  # the token itself instead of the next one
-        return [i if m else IGNORE for i, m in zip(ids, mask, strict=True)]
+    def mean_not_sum(logits, labels):
+        scored = labels != IGNORE
+        logp = torch.log_softmax(logits, dim=-1).gather(-1, labels.clamp(min=0)[..., None])[..., 0]
+        return (logp * scored).sum(-1) / scored.sum(-1).clamp(min=1)
 
-    def everything(ids, mask):  # every next token scored
-        return [*ids[1:], IGNORE]
+    def every_position(logits, labels):  # IGNORE not skipped
+        return torch.log_softmax(logits, dim=-1).gather(-1, labels.clamp(min=0)[..., None])[..., 0].sum(-1)
 
-    assert ch15.check_assistant_labels(by_hand) is True
+    def the_package(logits, labels):
+        return dpo.sequence_logprobs(logits, labels)
+
+    assert ch15.check_sequence_logprob(by_hand) is True
     assert "✓ by_hand" in capsys.readouterr().out
-    assert ch15.check_assistant_labels(not_shifted) is False
+    assert ch15.check_sequence_logprob(mean_not_sum) is False
     assert "✗" in capsys.readouterr().out
-    assert ch15.check_assistant_labels(everything) is False
-    assert ch15.check_assistant_labels(stub) is None
+    assert ch15.check_sequence_logprob(every_position) is False
+    assert ch15.check_sequence_logprob(the_package) is False
+    assert ch15.check_sequence_logprob(stub) is None
     assert "not attempted yet" in capsys.readouterr().out
 
 
-def test_check_lora_merge(capsys):
-    def by_hand(weight, A, B, alpha, rank):
-        return weight + alpha / rank * B @ A
+def test_check_calibrate(capsys):
+    def by_hand(logits, content_free):
+        p = torch.softmax(logits, dim=-1)
+        prior = torch.softmax(content_free, dim=-1).mean(0)
+        return (p / prior).argmax(-1)
 
-    def unscaled(weight, A, B, alpha, rank):
-        return weight + B @ A
+    def uncalibrated(logits, content_free):
+        return logits.argmax(-1)
 
-    def transposed(weight, A, B, alpha, rank):
-        return weight + alpha / rank * (A.T @ B.T).T
+    def subtract_logits(logits, content_free):  # the mean of the logits, not of the probabilities
+        return (logits - content_free.mean(0)).argmax(-1)
 
-    assert ch15.check_lora_merge(by_hand) is True
+    assert ch15.check_calibrate(by_hand) is True
     assert "✓" in capsys.readouterr().out
-    assert ch15.check_lora_merge(unscaled) is False
+    assert ch15.check_calibrate(uncalibrated) is False
     assert "✗" in capsys.readouterr().out
-    assert ch15.check_lora_merge(transposed) is True  # the same matrix, written another way
-    assert ch15.check_lora_merge(stub) is None
+    assert ch15.check_calibrate(subtract_logits) is False
+    assert ch15.check_calibrate(stub) is None
     assert "not attempted yet" in capsys.readouterr().out
 
 
 def test_checking_leaves_the_global_random_state_alone(global_rng_untouched):
     ch15.check_quantize_q4_1(stub)
-    ch15.check_assistant_labels(stub)
-    ch15.check_lora_merge(stub)
+    ch15.check_sequence_logprob(stub)
+    ch15.check_calibrate(stub)

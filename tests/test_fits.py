@@ -6,7 +6,6 @@ import types
 
 import pytest
 import torch
-from torch import nn
 
 from fromscratch.chapters.ch13_beyond_text.pipeline import labelled_loss
 from fromscratch.models import CNN, CNNConfig, Generator, GeneratorConfig
@@ -168,25 +167,6 @@ def test_looking_at_the_data_leaves_every_generator_as_it_was():
         probe_batch(loader)  # a whole pass: the loader's own generator draws its order
         torch.rand(3)
     assert torch.equal(torch.get_rng_state(), before) and torch.equal(own.get_state(), own_before)
-
-
-def test_train_checks_the_longest_batch(monkeypatch):
-    """What `train` hands `check_run` on a GPU (the wiring, called here with the CPU)."""
-    import fromscratch.training.loop as loop
-    from fromscratch.training.precision import choose_precision
-
-    checked = {}
-
-    def check_run(model, loss_fn, batch, precision, device, *, name):
-        checked.update(batch=batch, name=name, dropout=torch.rand(1))  # a trial pass draws random numbers
-
-    monkeypatch.setattr(loop, "check_run", check_run)
-    model, fp32 = nn.Linear(2, 2), choose_precision("cpu", "fp32")
-    before = torch.get_rng_state()
-    loop._check_memory(model, None, varied_batches(), fp32, "cpu")
-    assert checked["batch"]["tokens"].shape == (4, 9)
-    assert checked["name"] == "this training run (the longest of its 3 batches: 4 x 9)"
-    assert torch.equal(torch.get_rng_state(), before)  # the run draws what it would have drawn
 
 
 def fake_free_memory(monkeypatch, free, total, reserved=0, allocated=0):

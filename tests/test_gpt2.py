@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from fromscratch.attention.masks import padding_mask
-from fromscratch.generate import generate_tokens
+from fromscratch.generate import generate
 from fromscratch.interop.huggingface import (
     GPT2_TRANSPOSED,
     StateDictMismatch,
@@ -45,7 +45,7 @@ def test_equals_hf_gpt2_with_padding(seed):
 def test_tied_output_layer_and_structure():
     model = GPT2(vocab_size=30, context=8, emb=16, heads=2, depth=2, dropout=0.0)
     assert model.to_logits.weight is model.token_embedding.weight
-    assert all(block.norm == "pre" and block.attention.causal for block in model.blocks)
+    assert all(isinstance(norm, torch.nn.LayerNorm) for norm in (model.blocks[0].norm1, model.final_norm))
     ids = torch.randint(0, 30, (2, 8))
     logits = model(ids)
     assert logits.shape == (2, 8, 30)
@@ -64,7 +64,7 @@ def test_generation_matches_hf_greedy():
     hf = hf_gpt2(0)
     ours = from_hf(hf)
     prompt = torch.tensor([[5, 17, 42]])
-    mine = generate_tokens(ours, prompt, 8, context=ours.context, temperature=0)
+    mine = generate(ours, prompt, steps=8, temperature=0)
     theirs = hf.generate(prompt, max_new_tokens=8, do_sample=False, pad_token_id=0)
     assert torch.equal(mine, theirs)
 
@@ -85,8 +85,8 @@ def test_kv_cache_generation_equals_recomputation():
     torch.manual_seed(0)
     model = GPT2(vocab_size=40, context=16, emb=16, heads=2, depth=2, dropout=0.0).eval()
     prompt = torch.randint(0, 40, (2, 3))
-    cached = generate_tokens(model, prompt, 10, context=16, temperature=0, use_cache=True)
-    plain = generate_tokens(model, prompt, 10, context=16, temperature=0, use_cache=False)
+    cached = generate(model, prompt, steps=10, temperature=0, cache=True)
+    plain = generate(model, prompt, steps=10, temperature=0, cache=False)
     assert torch.equal(cached, plain)
     cache = model.new_cache()
     with torch.no_grad():
@@ -94,3 +94,14 @@ def test_kv_cache_generation_equals_recomputation():
         model(cached[:, :5], cache=cache)
         step = model(cached[:, 5:8], cache=cache)
     torch.testing.assert_close(step, full[:, 5:8], atol=1e-5, rtol=1e-5)
+
+
+def test_attention_weights_come_back_through_a_list():
+    torch.manual_seed(0)
+    model = GPT2(vocab_size=30, context=8, emb=16, heads=2, depth=2, dropout=0.0).eval()
+    ids, mask = torch.randint(0, 30, (2, 8)), padding_mask(torch.tensor([8, 5]), 8)
+    weights = []
+    logits = model(ids, padding_mask=mask, attention=weights)
+    assert [tuple(w.shape) for w in weights] == [(2, 2, 8, 8)] * 2
+    assert all((w[1, :, :, 5:] == 0).all() and (w.triu(1) == 0).all() for w in weights)
+    torch.testing.assert_close(model(ids, padding_mask=mask), logits, atol=1e-5, rtol=1e-5)

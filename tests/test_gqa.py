@@ -6,45 +6,34 @@ from __future__ import annotations
 import pytest
 import torch
 
-from fromscratch.attention import SelfAttention
 from fromscratch.attention.cache import KVCache
-from fromscratch.attention.grouped import cache_bytes, check_kv_heads, expand_kv_heads
-from fromscratch.generate import generate_tokens
+from fromscratch.attention.grouped import cache_bytes, expand_kv_heads
+from fromscratch.generate import generate
 from fromscratch.models import Llama
+from fromscratch.models.llama import GroupedQueryAttention
 
 
-def attention(seed: int = 0, **options) -> SelfAttention:
+def attention(kv_heads: int = 8, seed: int = 0) -> GroupedQueryAttention:
     torch.manual_seed(seed)
-    return SelfAttention(32, 8, causal=True, **options).eval()
+    return GroupedQueryAttention(32, 8, kv_heads).eval()
+
+
+def explicit(module, x, **options):
+    weights = []
+    out = module(x, **options, attention=weights)
+    return out, weights[0]
 
 
 @pytest.mark.parametrize("kv_heads", [0, 3, 5, 16, -2])
 def test_kv_heads_must_divide_heads_and_the_error_names_both(kv_heads):
     with pytest.raises(ValueError, match=rf"kv_heads={kv_heads} must divide heads=8.*\[1, 2, 4, 8\]"):
-        SelfAttention(32, 8, kv_heads=kv_heads)
-    with pytest.raises(ValueError, match="heads=8"):
-        check_kv_heads(8, kv_heads)
-
-
-def test_grouped_heads_need_standard_heads():
-    with pytest.raises(ValueError, match="kind='standard'"):
-        SelfAttention(32, 8, kind="wide", kv_heads=2)
-
-
-def test_kv_heads_equal_to_heads_is_exactly_todays_attention():
-    x = torch.randn(3, 7, 32)
-    before, after = attention(), attention(kv_heads=8)
-    assert before.state_dict().keys() == after.state_dict().keys()
-    assert all(torch.equal(v, after.state_dict()[k]) for k, v in before.state_dict().items())
-    with torch.no_grad():
-        assert torch.equal(before(x), after(x))
-        assert torch.equal(before(x, return_attention=True)[1], after(x, return_attention=True)[1])
+        Llama(vocab_size=10, emb=32, heads=8, kv_heads=kv_heads, depth=1, hidden=8)
 
 
 @pytest.mark.parametrize("kv_heads", [1, 2, 4])
 def test_shared_heads_equal_multi_head_attention_with_repeated_key_value_weights(kv_heads):
     """GQA is MHA whose key/value projections are copies within each group of h / hk query heads."""
-    gqa = attention(kv_heads=kv_heads)
+    gqa = attention(kv_heads)
     mha = attention(seed=1)
     groups, s = 8 // kv_heads, 4
     state = gqa.state_dict()
@@ -57,7 +46,7 @@ def test_shared_heads_equal_multi_head_attention_with_repeated_key_value_weights
         torch.testing.assert_close(gqa(x), mha(x), atol=1e-6, rtol=1e-5)
         mask = torch.tensor([[True] * 9, [True] * 5 + [False] * 4])
         torch.testing.assert_close(gqa(x, padding_mask=mask), mha(x, padding_mask=mask), atol=1e-6, rtol=1e-5)
-        out, weights = gqa(x, return_attention=True)  # the explicit path expands the heads itself
+        out, weights = explicit(gqa, x)  # the explicit path expands the heads itself
     torch.testing.assert_close(out, gqa(x), atol=1e-6, rtol=1e-5)
     assert weights.shape == (2, 8, 9, 9)
 
@@ -86,19 +75,16 @@ def llama(kv_heads: int) -> Llama:
 def test_cached_generation_gives_the_tokens_of_recomputation(kv_heads):
     model = llama(kv_heads)
     prompt = torch.randint(0, 64, (3, 4), generator=torch.Generator().manual_seed(1))
-    cached = generate_tokens(model, prompt, 30, context=40, temperature=0)
-    plain = generate_tokens(model, prompt, 30, context=40, temperature=0, use_cache=False)
-    assert torch.equal(cached, plain)
-    sampled = generate_tokens(model, prompt, 20, context=40, temperature=0.9, seed=4)
-    assert torch.equal(
-        sampled, generate_tokens(model, prompt, 20, context=40, temperature=0.9, seed=4, use_cache=False)
-    )
+    cached = generate(model, prompt, steps=30, temperature=0)
+    assert torch.equal(cached, generate(model, prompt, steps=30, temperature=0, cache=False))
+    sampled = generate(model, prompt, steps=20, temperature=0.9, seed=4)
+    assert torch.equal(sampled, generate(model, prompt, steps=20, temperature=0.9, seed=4, cache=False))
 
 
 def test_cache_bytes_shrink_by_exactly_heads_over_kv_heads():
     sizes = {}
     for kv_heads in (1, 2, 4, 8):
-        model, cache = llama(kv_heads), None
+        model = llama(kv_heads)
         cache = model.new_cache()
         with torch.no_grad():
             model(torch.zeros(2, 12, dtype=torch.long), cache=cache)
@@ -109,10 +95,12 @@ def test_cache_bytes_shrink_by_exactly_heads_over_kv_heads():
 
 def test_without_the_fused_kernels_gqa_option_the_heads_are_expanded(monkeypatch):
     """PyTorch < 2.5 has no enable_gqa: the shared heads are then repeated first; the output is the same."""
-    import fromscratch.attention.core as core
+    import fromscratch.models.llama as llama_module
 
     model, x = attention(kv_heads=2), torch.randn(2, 6, 32)
+    mask = torch.tensor([[True] * 6, [True] * 4 + [False] * 2])
     with torch.no_grad():
-        fused = model(x)
-        monkeypatch.setattr(core, "FUSED_GQA", False)
+        fused, masked = model(x), model(x, padding_mask=mask)
+        monkeypatch.setattr(llama_module, "FUSED_GQA", False)
         torch.testing.assert_close(model(x), fused, atol=1e-6, rtol=1e-5)
+        torch.testing.assert_close(model(x, padding_mask=mask), masked, atol=1e-6, rtol=1e-5)

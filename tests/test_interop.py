@@ -11,7 +11,7 @@ import torch
 from torch import nn
 
 from fromscratch import interop
-from fromscratch.attention import SelfAttention, causal_mask
+from fromscratch.attention import NarrowSelfAttention, SelfAttention, causal_mask
 from fromscratch.attention.masks import padding_mask
 from fromscratch.blocks import TransformerBlock, TransformerStack
 
@@ -61,7 +61,9 @@ def test_attention_weights_and_combined_masks_match_multihead_attention():
     x = torch.randn(2, 5, e)
     lengths = torch.tensor([5, 3])
     for mask in (None, padding_mask(lengths, 5)):
-        out, weights = ours(x, padding_mask=mask, return_attention=True)
+        weights = []
+        out = ours(x, padding_mask=mask, attention=weights)
+        weights = weights[0]
         # nn.MultiheadAttention's key_padding_mask has the opposite polarity: True = ignore.
         ref_out, ref_weights = theirs(x, x, x, key_padding_mask=None if mask is None else ~mask)
         torch.testing.assert_close(out, ref_out, atol=1e-5, rtol=1e-4)
@@ -73,7 +75,9 @@ def test_attention_weights_and_combined_masks_match_multihead_attention():
         ref, ref_weights = theirs(
             x, x, x, attn_mask=~causal_mask(5), key_padding_mask=None if mask is None else ~mask
         )
-        out, weights = causal_out(x, padding_mask=mask, return_attention=True)
+        weights = []
+        out = causal_out(x, padding_mask=mask, attention=weights)
+        weights = weights[0]
         torch.testing.assert_close(causal_out(x, padding_mask=mask), ref, atol=1e-5, rtol=1e-4)
         torch.testing.assert_close(out, ref, atol=1e-5, rtol=1e-4)
         torch.testing.assert_close(weights.mean(1), ref_weights, atol=1e-6, rtol=1e-4)
@@ -116,8 +120,8 @@ def test_copy_checks_keys_and_shapes_before_copying():
         interop.copy_weights(ours, theirs, interop.multihead_attention_table(qkv_bias=False))
     with pytest.raises(ValueError, match="Shapes differ"):
         interop.copy_weights(SelfAttention(12, 2, qkv_bias=True), theirs, interop.multihead_attention_table())
-    with pytest.raises(ValueError, match="kind='standard'"):
-        interop.to_multihead_attention(SelfAttention(8, 2, "narrow"))
+    with pytest.raises(ValueError, match="Only standard heads"):
+        interop.to_multihead_attention(NarrowSelfAttention(8, 2))
     with pytest.raises(ValueError, match="into must be"):
         interop.copy_weights(ours, theirs, interop.multihead_attention_table(), into="both")
     for key, value in theirs.state_dict().items():  # nothing was half-copied

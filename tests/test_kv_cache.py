@@ -5,14 +5,15 @@ from __future__ import annotations
 import pytest
 import torch
 
-from fromscratch.attention import KVCache, SelfAttention
-from fromscratch.generate import generate, generate_tokens
-from fromscratch.models import Generator
+from fromscratch.attention import KVCache
+from fromscratch.generate import generate, generate_text
+from fromscratch.models import GPT2, LongContextGenerator
+from fromscratch.models.long_context import CachedSelfAttention
 
 
-def small_generator(**fields) -> Generator:
+def small_generator(**fields) -> LongContextGenerator:
     torch.manual_seed(0)
-    return Generator(emb=32, heads=4, depth=2, context=48, **fields).eval()
+    return LongContextGenerator(emb=32, heads=4, depth=2, context=48, **fields).eval()
 
 
 @pytest.mark.parametrize("positions", ["learned", "sinusoidal", "rope", "alibi"])
@@ -20,14 +21,12 @@ def small_generator(**fields) -> Generator:
 def test_cached_greedy_generation_equals_recomputation(positions, length):
     model = small_generator(positions=positions)
     prompt = torch.randint(0, 256, (3, 5), generator=torch.Generator().manual_seed(1))
-    cached = generate_tokens(model, prompt, length, context=48, temperature=0)
-    plain = generate_tokens(model, prompt, length, context=48, temperature=0, use_cache=False)
+    cached = generate(model, prompt, steps=length, temperature=0)
+    plain = generate(model, prompt, steps=length, temperature=0, cache=False)
     assert torch.equal(cached, plain)
 
 
-@pytest.mark.parametrize(
-    "fields", [{}, {"norm": "pre"}, {"sparsity": "fixed", "sparse_block": 4}, {"kind": "wide"}]
-)
+@pytest.mark.parametrize("fields", [{}, {"positions": "t5"}, {"sparsity": "fixed", "sparse_block": 4}])
 def test_cached_logits_equal_the_full_forward(fields):
     model = small_generator(**fields)
     tokens = torch.randint(0, 256, (2, 30), generator=torch.Generator().manual_seed(2))
@@ -43,30 +42,28 @@ def test_cached_logits_equal_the_full_forward(fields):
 
 def test_sampling_with_the_cache_gives_the_same_text():
     model = small_generator()
-    assert generate(model, "[[Anar", 30, temperature=0.8, seed=3) == generate(
-        model, "[[Anar", 30, temperature=0.8, seed=3, use_cache=False
+    assert generate_text(model, "[[Anar", steps=30, temperature=0.8, seed=3) == generate_text(
+        model, "[[Anar", steps=30, temperature=0.8, seed=3, cache=False
     )
 
 
 def test_the_cache_is_explicit_and_models_without_one_recompute():
     model = small_generator()
     before = {k: v.clone() for k, v in model.state_dict().items()}
-    generate_tokens(model, torch.zeros(1, 3, dtype=torch.long), 5, context=48)
+    generate(model, torch.zeros(1, 3, dtype=torch.long), steps=5)
     assert all(torch.equal(v, model.state_dict()[k]) for k, v in before.items())
     assert not any(isinstance(v, KVCache) for v in vars(model).values())
 
-    def plain(tokens):  # a callable without new_cache(): use_cache=True falls back to recomputation
+    def plain(tokens):  # a callable without new_cache(): cache=True falls back to recomputation
         return model(tokens)
 
-    out = generate_tokens(plain, torch.zeros(1, 3, dtype=torch.long), 5, context=48, temperature=0)
-    assert torch.equal(
-        out, generate_tokens(model, torch.zeros(1, 3, dtype=torch.long), 5, context=48, temperature=0)
-    )
+    out = generate(plain, torch.zeros(1, 3, dtype=torch.long), steps=5, context=48, temperature=0)
+    assert torch.equal(out, generate(model, torch.zeros(1, 3, dtype=torch.long), steps=5, temperature=0))
 
 
-def test_attention_with_a_cache_matches_causal_attention_and_checks_shapes():
+def test_attention_with_a_cache_matches_the_full_attention_and_checks_shapes():
     torch.manual_seed(0)
-    attention = SelfAttention(16, 2, causal=True).eval()
+    attention = CachedSelfAttention(16, 2).eval()
     x = torch.randn(2, 9, 16)
     cache = KVCache()
     steps = [attention(x[:, :4], cache=cache)] + [
@@ -75,8 +72,6 @@ def test_attention_with_a_cache_matches_causal_attention_and_checks_shapes():
     torch.testing.assert_close(torch.cat(steps, 1), attention(x), atol=1e-6, rtol=1e-5)
     with pytest.raises(ValueError, match="fresh KVCache"):
         attention(torch.randn(3, 1, 16), cache=cache)  # another batch size
-    with pytest.raises(ValueError, match="context"):
-        Generator(emb=16, heads=2, depth=1, context=8)(torch.zeros(1, 9, dtype=torch.long))
 
 
 def test_a_full_cache_says_what_to_do():
@@ -88,14 +83,9 @@ def test_a_full_cache_says_what_to_do():
 
 
 def test_gpt2_cached_generation_equals_recomputation():
-    gpt2 = pytest.importorskip("fromscratch.models.gpt2")
-    if not callable(getattr(gpt2.GPT2, "new_cache", None)):
-        pytest.skip("GPT-2 has no new_cache() yet (chapter 10 adds it)")
     torch.manual_seed(0)
-    model = gpt2.GPT2(vocab_size=300, context=48, emb=32, heads=4, depth=2).eval()
+    model = GPT2(vocab_size=300, context=48, emb=32, heads=4, depth=2).eval()
     prompt = torch.randint(0, 300, (2, 6), generator=torch.Generator().manual_seed(1))
     for length in (1, 20, 50):
-        cached = generate_tokens(model, prompt, length, context=48, temperature=0)
-        assert torch.equal(
-            cached, generate_tokens(model, prompt, length, context=48, temperature=0, use_cache=False)
-        )
+        cached = generate(model, prompt, steps=length, temperature=0)
+        assert torch.equal(cached, generate(model, prompt, steps=length, temperature=0, cache=False))

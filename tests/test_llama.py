@@ -1,17 +1,19 @@
-"""Chapter 14's parts: RMSNorm, SwiGLU, the block that is GPT-2's or Llama's, the Llama decoder, Hugging
-Face's LlamaForCausalLM in our model, and the cosine schedule."""
+"""Chapter 14's parts: RMSNorm, SwiGLU, the Llama block and decoder (with the ablation's GPT-2 options),
+Hugging Face's LlamaForCausalLM in our model, and the cosine schedule."""
 
 from __future__ import annotations
 
+import ast
 import math
+from pathlib import Path
 
 import pytest
 import torch
 import torch.nn.functional as F
 
-from fromscratch.blocks import FeedForward, RMSNorm, SwiGLU, TransformerBlock, make_norm, swiglu_hidden
 from fromscratch.chapters import get_profile
 from fromscratch.models import GPT2, Llama, LlamaConfig
+from fromscratch.models.llama import MLP, LlamaBlock, RMSNorm, SwiGLU, swiglu_hidden
 from fromscratch.training.schedule import Schedule
 from fromscratch.utils import count_parameters
 
@@ -39,8 +41,6 @@ def test_rms_norm_has_no_bias_keeps_the_dtype_and_ignores_the_mean():
     x = torch.randn(4, 8)
     assert not torch.allclose(norm(x + 3.0), norm(x))  # LayerNorm would not move: it subtracts the mean
     torch.testing.assert_close(norm(5 * x), norm(x), atol=1e-4, rtol=1e-4)  # scale-free
-    with pytest.raises(ValueError, match="'layer', 'rms'"):
-        make_norm("batch", 8)
 
 
 # --- SwiGLU ----------------------------------------------------------------------------------------
@@ -59,33 +59,24 @@ def test_swiglu_equals_the_formula():
 def test_swiglu_of_two_thirds_width_has_the_mlps_weights(emb):
     hidden = swiglu_hidden(emb)
     assert 3 * emb * hidden == 2 * emb * 4 * emb  # emb divisible by 3: exactly equal
-    mlp, swiglu = FeedForward(emb, bias=False), SwiGLU(emb, hidden)
+    mlp, swiglu = MLP(emb, 4 * emb, bias=False), SwiGLU(emb, hidden)
     assert count_parameters(mlp) == count_parameters(swiglu)
     assert swiglu_hidden(4096, multiple_of=256) == 11_008  # Llama 2 7B's width
 
 
 # --- the block -------------------------------------------------------------------------------------
-def test_one_block_is_gpt2s_or_llamas_by_its_options():
-    gpt2 = TransformerBlock(32, 4, norm="pre", causal=True, qkv_bias=True, activation="gelu")
-    llama = TransformerBlock(
-        32,
-        4,
-        norm="pre",
-        causal=True,
-        norm_kind="rms",
-        feedforward="swiglu",
-        hidden=88,
-        bias=False,
-        kv_heads=2,
-    )
-    assert isinstance(gpt2.norm1, torch.nn.LayerNorm) and isinstance(gpt2.ff, FeedForward)
+def test_one_block_is_gpt2s_or_llamas_by_its_config():
+    sizes = dict(vocab_size=10, emb=32, heads=4, hidden=88)
+    gpt2 = LlamaBlock(LlamaConfig(**sizes, kv_heads=4, norm="layer", feedforward="gelu", bias=True))
+    llama = LlamaBlock(LlamaConfig(**sizes, kv_heads=2))
+    assert isinstance(gpt2.norm1, torch.nn.LayerNorm) and isinstance(gpt2.ff, MLP)
     assert isinstance(llama.norm1, RMSNorm) and isinstance(llama.ff, SwiGLU)
     assert not [n for n, _ in llama.named_parameters() if n.endswith("bias")]
     assert llama.attention.to_keys.weight.shape == (16, 32)  # 2 key/value heads of width 8
     x = torch.randn(2, 6, 32)
     assert gpt2(x).shape == llama(x).shape == (2, 6, 32)
-    with pytest.raises(ValueError, match="'mlp', 'swiglu'"):
-        TransformerBlock(32, 4, feedforward="moe")
+    with pytest.raises(ValueError, match="'swiglu', 'gelu'"):
+        Llama(LlamaConfig(**sizes, kv_heads=2, feedforward="moe"))
 
 
 # --- the Llama decoder -----------------------------------------------------------------------------
@@ -140,7 +131,8 @@ def test_cached_logits_equal_the_full_forward(fields):
 
 
 def test_attention_weights_are_causal_and_one_per_block():
-    logits, weights = small()(torch.zeros(1, 5, dtype=torch.long), return_attention=True)
+    weights = []
+    small()(torch.zeros(1, 5, dtype=torch.long), attention=weights)
     assert len(weights) == 2 and weights[0].shape == (1, 4, 5, 5)
     assert torch.all(weights[1][0, :, 0, 1:] == 0)
 
@@ -148,7 +140,7 @@ def test_attention_weights_are_causal_and_one_per_block():
 def test_bad_configs_and_inputs_say_what_to_do():
     with pytest.raises(ValueError, match="kv_heads=3 must divide heads=4"):
         small(kv_heads=3)
-    with pytest.raises(ValueError, match="positions must be one of 'learned'"):
+    with pytest.raises(ValueError, match="positions must be one of 'rope', 'learned'"):
         small(positions="sideways")
     with pytest.raises(ValueError, match="even head width"):
         small(emb=36, heads=4, kv_heads=2)  # head width 9: RoPE has no pairs to turn
@@ -173,6 +165,33 @@ def test_every_profile_ladder_changes_one_thing_at_a_time():
             for m in (mlp, swiglu)
         ]
         assert weights[0] == weights[1]  # equal parameters (the feed-forwards' weights)
+
+
+def closure(path: Path, package: Path) -> set[Path]:
+    """The files of ``package`` that ``path`` imports, directly or through others, itself included
+    (``from a.b import c``: the module ``a/b.py``, or ``a/b/__init__.py`` and ``a/b/c.py``)."""
+    seen, todo = set(), [path]
+    while todo:
+        file = todo.pop()
+        if file in seen:
+            continue
+        seen.add(file)
+        for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == package.name:
+                base = package.parent.joinpath(*node.module.split("."))
+                modules = [base / f"{alias.name}.py" for alias in node.names]
+                found = [m for m in modules if m.exists()] + [base.with_suffix(".py")]
+                if len([m for m in modules if m.exists()]) < len(modules):
+                    found.append(base / "__init__.py")  # names from a package's __init__
+                todo += [f for f in found if f.exists()]
+    return seen
+
+
+def test_the_llama_reads_in_six_files():
+    """Issue 40: models/llama.py's in-package import closure is at most 6 files (18 before)."""
+    package = Path(__file__).parents[1] / "src" / "fromscratch"
+    files = sorted(str(f.relative_to(package)) for f in closure(package / "models" / "llama.py", package))
+    assert len(files) <= 6, files
 
 
 # --- Hugging Face's LlamaForCausalLM -----------------------------------------------------------------

@@ -89,7 +89,7 @@ def test_exercises_follow_the_learner_cell_pattern(path):
         assert statement.cell_type == "markdown", f"{where}: no statement before the learner cell"
         assert learner.cell_type == "code" and "solution" not in learner.metadata.get("tags", []), where
         assert "..." in learner.source, f"{where}: the learner cell holds no stub (`...`) to fill in"
-        assert check.cell_type == "code" and "exercises." in check.source, f"{where}: no check cell"
+        assert check.cell_type == "code" and "checks." in check.source, f"{where}: no check cell"
         assert nbclean.CHECK_MARK in check.source, f"{where}: the check cell must be # {nbclean.CHECK_MARK}"
         assert "not attempted yet" in output_text(check), f"{where}: the untouched stub must say so"
         code = [cells[i] for i in members if cells[i].cell_type == "code"]
@@ -100,7 +100,7 @@ def test_exercises_follow_the_learner_cell_pattern(path):
             )
             assert cell.metadata.get("cellView") == "form", f"{where}: solutions are collapsed in Colab"
         last = code[-1]
-        assert "exercises." in last.source and nbclean.CHECK_MARK in last.source, (
+        assert "checks." in last.source and nbclean.CHECK_MARK in last.source, (
             f"{where}: unchecked solution"
         )
         assert "✓" in output_text(last) and "✗" not in output_text(last), f"{where}: the solution must pass"

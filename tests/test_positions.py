@@ -1,11 +1,12 @@
-"""RoPE and ALiBi (chapter 11): rotations keep norms, scores depend only on offsets; generator options."""
+"""RoPE and ALiBi (chapter 11): rotations keep norms, scores depend only on offsets; chapter 11's
+generator takes every scheme."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from fromscratch.attention import SCHEMES, RelativeBias, relative_buckets
+from fromscratch.attention import RelativeBias, relative_buckets
 from fromscratch.attention.positions import (
     ALiBi,
     RotaryEmbedding,
@@ -14,9 +15,10 @@ from fromscratch.attention.positions import (
     relative_offsets,
     rotate,
 )
-from fromscratch.models import EncoderDecoder, Generator, Llama
+from fromscratch.models import EncoderDecoder, Llama, LongContextGenerator
 from fromscratch.models.encoder_decoder import EncoderDecoderConfig
 from fromscratch.models.llama import LlamaConfig
+from fromscratch.models.long_context import POSITIONS
 
 
 def test_rope_preserves_norms():
@@ -58,10 +60,10 @@ def test_alibi_bias_is_a_distance_penalty_with_queries_last():
     assert ALiBi(4)(3, 3).shape == (4, 3, 3)
 
 
-@pytest.mark.parametrize("positions", list(SCHEMES))
+@pytest.mark.parametrize("positions", POSITIONS)
 def test_every_position_option_is_causal(positions):
     torch.manual_seed(0)
-    model = Generator(emb=16, heads=2, depth=2, context=32, positions=positions).eval()
+    model = LongContextGenerator(emb=16, heads=2, depth=2, context=32, positions=positions).eval()
     tokens = torch.randint(0, 256, (2, 32))
     changed = tokens.clone()
     changed[:, 20:] = (changed[:, 20:] + 1) % 256
@@ -71,26 +73,29 @@ def test_every_position_option_is_causal(positions):
 
 def test_rope_and_alibi_generators_have_no_position_parameters():
     sizes = {
-        p: sum(x.numel() for x in Generator(emb=16, heads=2, depth=1, context=32, positions=p).parameters())
+        p: sum(
+            x.numel()
+            for x in LongContextGenerator(emb=16, heads=2, depth=1, context=32, positions=p).parameters()
+        )
         for p in ("learned", "rope", "alibi")
     }
     assert sizes["learned"] - sizes["rope"] == 32 * 16
     assert sizes["rope"] == sizes["alibi"]
     with pytest.raises(ValueError, match="positions must be one of"):
-        Generator(emb=16, heads=2, depth=1, context=8, positions="relative")
+        LongContextGenerator(emb=16, heads=2, depth=1, context=8, positions="relative")
 
 
-@pytest.mark.parametrize("positions", list(SCHEMES))
-def test_every_scheme_reaches_the_generator_and_the_llama_and_their_caches(positions):
-    """A scheme registered in attention.SCHEMES works in every decoder that offers positions, and a KV
-    cache gives the same logits as the whole sequence at once (the scheme counts positions right)."""
+@pytest.mark.parametrize("positions", POSITIONS)
+def test_every_scheme_counts_positions_right_through_the_cache(positions):
+    """Chapter 11's generator (every scheme) and the Llama (its two): a KV cache gives the logits of the
+    whole sequence at once."""
     torch.manual_seed(0)
     tokens = torch.randint(0, 64, (2, 12))
     config = LlamaConfig(vocab_size=64, context=16, emb=32, heads=4, kv_heads=2, depth=2, hidden=64)
-    for model in (
-        Generator(vocab_size=64, emb=32, heads=4, depth=2, context=16, positions=positions, norm="pre"),
-        Llama(config, positions=positions),
-    ):
+    models = [LongContextGenerator(vocab_size=64, emb=32, heads=4, depth=2, context=16, positions=positions)]
+    if positions in ("rope", "learned"):
+        models.append(Llama(config, positions=positions))
+    for model in models:
         model.eval()
         for p in model.parameters():  # a learned bias starts at zero: give it something to carry
             torch.nn.init.normal_(p, std=0.1) if p.dim() == 2 else None
@@ -102,10 +107,10 @@ def test_every_scheme_reaches_the_generator_and_the_llama_and_their_caches(posit
         torch.testing.assert_close(torch.cat([first, rest], dim=1), whole, atol=1e-5, rtol=1e-4)
 
 
-def test_the_encoder_decoder_takes_added_schemes_and_says_so_for_the_others():
+def test_the_encoder_decoder_takes_added_positions_and_says_so_for_the_others():
     small = dict(src_vocab_size=40, tgt_vocab_size=40, emb=16, heads=2, encoder_depth=1, decoder_depth=1)
     EncoderDecoder(EncoderDecoderConfig(**small, positions="none"))
-    with pytest.raises(ValueError, match="acts through rotary.*'sinusoidal'"):
+    with pytest.raises(ValueError, match="'sinusoidal', 'learned' or 'none'"):
         EncoderDecoder(EncoderDecoderConfig(**small, positions="rope"))
 
 

@@ -47,7 +47,7 @@ def test_profiles_size_the_four_models_alike():
 def test_every_run_field_is_documented():
     import inspect
 
-    from fromscratch.chapters import sequence
+    from fromscratch.chapters.ch08_design_considerations import profile as sequence
 
     source = inspect.getsource(sequence.SequenceRun)
     for field in fields(sequence.SequenceRun):
@@ -75,6 +75,8 @@ def test_step_time_table_and_its_slopes():
         loglog_slope([64], [1.0])
     assert crossover(lengths, [1, 2, 5, 9], [3, 3, 3, 3]) == 256
     assert crossover(lengths, [1, 1, 1, 1], [3, 3, 3, 3]) is None
+    assert crossover(lengths, [5, 1, 5, 5], [3, 3, 3, 3]) == 256  # slower at 64, then again from 256 on
+    assert crossover(lengths, [5, 5, 5, 1], [3, 3, 3, 3]) is None  # not at the longest
 
 
 def test_match_data_gives_every_model_the_same_sequences_and_batches():
@@ -134,5 +136,5 @@ def test_count_nonlinearities_finds_the_blogs_two_per_block():
     assert counts["bag"] == {} and counts["cnn"] == {"relu": 1, "layer norm": 1}
     assert list(counts["rnn"]) == ["gru (sigmoid, tanh at every step)"]
     fast = SequenceClassifier(TINY, depth=3)
-    slow = count_nonlinearities(fast.encoder, tokens, return_attention=True)  # the written-out softmax
+    slow = count_nonlinearities(fast.encoder, tokens, attention=[])  # the written-out softmax
     assert count_nonlinearities(fast.encoder, tokens) == slow == {"softmax": 3, "relu": 3, "layer norm": 6}

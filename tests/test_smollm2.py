@@ -14,7 +14,7 @@ from fromscratch.chapters.ch15_assistant.assistant import hf_twin, prompt_ids, r
 from fromscratch.data.probes import QUESTIONS, probe_strings
 from fromscratch.data.registry import SMOLLM2_GGUF
 from fromscratch.data.wheels import cached
-from fromscratch.generate import generate_tokens
+from fromscratch.generate import generate
 from fromscratch.interop.gguf_llama import read_gguf_llama
 from fromscratch.tokenizers.chat import render_chatml
 from fromscratch.utils import count_parameters
@@ -97,7 +97,7 @@ def test_greedy_replies_are_token_identical_to_transformers(ours, theirs):
     hf_model.generation_config.eos_token_id = None  # 64 tokens each, past <|im_end|>
     for conversation in CONVERSATIONS:
         ids = torch.tensor([prompt_ids(tokenizer, conversation)])
-        mine = generate_tokens(model, ids, 64, context=model.context, temperature=0)  # our KV cache
+        mine = generate(model, ids, steps=64, temperature=0)  # our KV cache
         # every token is real: without the mask, generate takes each <|im_end|> (the pad id) for padding
         expected = hf_model.generate(
             ids, attention_mask=torch.ones_like(ids), max_new_tokens=64, do_sample=False

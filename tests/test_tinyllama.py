@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from fromscratch.generate import generate_tokens
+from fromscratch.generate import generate
 from fromscratch.interop import load_tinyllama, read_llama2c
 from fromscratch.interop.llama2c import STORIES260K_GREEDY_200
 from fromscratch.utils import count_parameters
@@ -53,7 +53,7 @@ def test_greedy_from_bos_is_llama2cs_reference_character_for_character(shared, s
     model, tokenizer = stories
     reference = (shared / "tinyllamas" / "stories260K-greedy-200.txt").read_text(encoding="utf-8")
     assert reference == STORIES260K_GREEDY_200  # the package's copy is the shared reference
-    out = generate_tokens(model, torch.tensor([[1]]), 200, context=model.context, temperature=0)  # BOS = 1
+    out = generate(model, torch.tensor([[1]]), steps=200, temperature=0)  # BOS = 1
     assert 1 not in out[0, 1:].tolist()  # llama2.c would stop at a second BOS
     assert tokenizer.decode(out[0].tolist()) == reference
 

@@ -216,3 +216,52 @@ def test_checkpoints_go_under_the_data_cache(empty_data_env):
     for bad in ("", "/tmp/run.pt", "../run.pt"):
         with pytest.raises(ValueError, match="file name"):
             checkpoint_path(bad)
+
+
+def test_an_out_of_memory_error_says_what_to_do():
+    """On a GPU an out-of-memory error in a step comes back with its step and the ways out (faked here:
+    the loss raises what CUDA raises)."""
+
+    def too_big(model, batch):
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 20.00 GiB")
+
+    with pytest.raises(torch.OutOfMemoryError, match=r"Training step 1 did not fit .*accumulate=k") as error:
+        train(
+            make_model(),
+            DataLoader(make_problem(), batch_size=32),
+            too_big,
+            TrainConfig(steps=3, progress=False),
+        )
+    assert "Tried to allocate 20.00 GiB" in str(error.value.__cause__)
+
+
+def test_the_loop_imports_no_model_and_needs_only_torch_and_numpy():
+    """`fromscratch.training` (and `fromscratch`, `fromscratch.data`) import with torch and numpy alone:
+    what downloads (pooch, platformdirs), draws (matplotlib) or shows a bar (tqdm) is imported where it is
+    used, and a GPU image without them still trains. The loop imports no model and no memory estimate."""
+    import subprocess
+    import sys
+
+    script = """
+import sys
+for name in ("pooch", "platformdirs", "tqdm", "matplotlib", "IPython", "ipywidgets", "transformers",
+             "safetensors", "tokenizers", "regex", "sacrebleu", "tiktoken", "networkx", "gguf", "accelerate",
+             "peft", "bertviz", "pandas", "scipy", "PIL", "nbformat", "nbclient"):
+    sys.modules[name] = None  # `import name` now fails as if it were not installed
+import torch
+import fromscratch, fromscratch.data, fromscratch.training
+from fromscratch.training import TrainConfig, train
+model = torch.nn.Linear(4, 1)
+batches = [(torch.randn(8, 4), torch.randn(8, 1))]
+loss = lambda m, b: ((m(b[0]) - b[1]) ** 2).mean()
+history = train(model, batches, loss, TrainConfig(steps=3, progress=False))
+assert len(history.rows) == 3
+loaded = sorted(m for m in sys.modules if m.startswith("fromscratch."))
+print(" ".join(loaded))
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    loaded = done.stdout.split()
+    assert "fromscratch.training.loop" in loaded
+    assert not [m for m in loaded if m.startswith(("fromscratch.models", "fromscratch.chapters"))], loaded
+    assert "fromscratch.training.memory" not in loaded and "fromscratch.training.fits" not in loaded

@@ -77,7 +77,8 @@ def test_local_mask_is_a_window_on_the_grid():
 def test_vit_shapes_and_attention(pooling, positions):
     model = ViT(patch=7, emb=16, heads=2, depth=2, pooling=pooling, positions=positions)
     images = torch.rand(3, 1, 28, 28)
-    logits, weights = model(images, return_attention=True)
+    weights = []
+    logits = model(images, attention=weights)
     t = 16 + (pooling == "cls")
     assert logits.shape == (3, 10) and len(weights) == 2 and weights[0].shape == (3, 2, t, t)
     torch.testing.assert_close(model(images), logits, atol=1e-5, rtol=1e-4)  # fast path = teaching path
@@ -103,7 +104,7 @@ def test_a_local_vit_patch_does_not_see_a_far_patch_in_one_layer():
     images = torch.rand(1, 1, 28, 28)
     far = images.clone()
     far[..., 21:, 21:] += 1  # the bottom-right patch (15), two rows and columns from patch 0
-    tokens = [model.encode(model.embed_patches(x), attn_mask=model.mask)[0] for x in (images, far)]
+    tokens = [model.encode(model.embed_patches(x), attn_mask=model.mask) for x in (images, far)]
     torch.testing.assert_close(tokens[0][:, 0], tokens[1][:, 0])  # patch 0 did not see it
     assert not torch.allclose(tokens[0][:, 10], tokens[1][:, 10])  # patch 10, its neighbour, did
     with_class = ViT(patch=7, emb=16, heads=2, depth=1, local=1)
@@ -123,7 +124,8 @@ def test_image_question_reads_words_and_patches():
     config = ImageQuestionConfig(vit=ViTConfig(patch=7, emb=16, heads=2, depth=1, num_classes=2))
     model = ImageQuestion(config).eval()
     images, words = torch.rand(2, 1, 28, 28), torch.tensor([[1, 2, 3], [1, 2, 4]])
-    logits, weights = model(images, words, return_attention=True)
+    weights = []
+    logits = model(images, words, attention=weights)
     assert logits.shape == (2, 2) and weights[0].shape == (2, 2, 1 + 3 + 16, 1 + 3 + 16)
     same_image = model(images[:1].expand(2, -1, -1, -1), words)
     assert not torch.allclose(same_image[0], same_image[1]), "the question changes the answer"

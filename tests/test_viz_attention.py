@@ -31,7 +31,9 @@ def test_heatmap_cross_attention_and_wrong_shape():
 
 
 def test_grid_has_one_panel_per_head():
-    _, weights = SelfAttention(8, 4)(torch.randn(2, 5, 8), return_attention=True)
+    weights = []
+    SelfAttention(8, 4)(torch.randn(2, 5, 8), attention=weights)
+    (weights,) = weights
     fig = attention_grid(weights, TOKENS, example=1, ncols=3)
     panels = [ax for ax in fig.axes if ax.images]
     assert len(panels) == 4
@@ -60,7 +62,9 @@ def test_bertviz_view_from_weights_and_from_a_module():
     pytest.importorskip("bertviz")
     attention = SelfAttention(8, 2)
     x = torch.randn(1, 5, 8)
-    _, weights = attention(x, return_attention=True)
+    weights = []
+    attention(x, attention=weights)
+    (weights,) = weights
     for view in (
         bertviz_view([weights, weights], TOKENS),
         bertviz_view(attention, TOKENS, "model", inputs=x),

@@ -1,5 +1,6 @@
 """Precomputed interaction (fromscratch.viz.precomputed, issue 37): every frame drawn once, in order, and
-the HTML that holds them; the chapters' explorers built on it (fromscratch.viz.explorers)."""
+the HTML that holds them; the explorers built on it: the shared one (fromscratch.viz.explorers) and the
+chapters' own (in their figures.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,10 @@ import pytest
 import torch
 
 from fromscratch import viz
+from fromscratch.chapters.ch01_dot_products import figures as ch01_figures
+from fromscratch.chapters.ch07_masking_generation import figures as ch07_figures
+from fromscratch.chapters.ch11_longer_contexts import figures as ch11_figures
+from fromscratch.chapters.ch14_modern_decoders import figures as ch14_figures
 from fromscratch.models.recommender import MatrixFactorization, recommend, taste_vector
 from fromscratch.viz.precomputed import MAX_FRAMES, Frames, frames
 
@@ -126,7 +131,7 @@ def test_taste_frames_rank_like_recommend():
     model = MatrixFactorization(n_users=4, n_items=6, factors=3, global_mean=3.0)
     directions = torch.eye(3)[:2]  # (2, f)
     titles = [f"Movie {i} (1995)" for i in range(6)]
-    shown = viz.taste_frames(model, titles, directions, k=3, limit=1.0, step=1.0)
+    shown = ch01_figures.taste_frames(model, titles, directions, k=3, limit=1.0, step=1.0)
     assert shown.labels == [["-1", "0", "1"], ["-1", "0", "1"]] and shown.start == [1, 1]
     items, _ = recommend(model, taste_vector(model, directions, [1.0, -1.0]), 3)
     frame = shown.frame([2, 0])
@@ -136,17 +141,17 @@ def test_taste_frames_rank_like_recommend():
 
 def test_distribution_bars_show_the_chosen_tokens_in_order():
     probs = torch.tensor([0.1, 0.6, 0.3, 0.0])
-    bars = viz.distribution_bars(probs, ["a", "b", "c", "d"], note="3 of 4 can be drawn")
+    bars = ch07_figures.distribution_bars(probs, ["a", "b", "c", "d"], note="3 of 4 can be drawn")
     assert bars.labels == ["b", "c", "a", "d"]
     assert repr(bars).splitlines()[0] == "       b  60.0% " + "#" * 24
     page = bars._repr_html_()
     assert "<code>b</code><i style='width:18.00em'></i>60.0%" in page and "3 of 4 can be drawn" in page
-    chosen = viz.distribution_bars(probs, ["a", "b", "c", "d"], order=[3, 0])
+    chosen = ch07_figures.distribution_bars(probs, ["a", "b", "c", "d"], order=[3, 0])
     assert chosen.labels == ["d", "a"] and chosen.probs == pytest.approx([0.0, 0.1])
 
 
 def test_distance_panels_highlight_one_curve():
-    fig = viz.distance_panels(
+    fig = ch11_figures.distance_panels(
         [0, 1, 2], {"left": {"x": [0, 1, 2], "y": [2, 1, 0]}, "right": {"sum": [2, 2, 2]}}, "y"
     )
     left, right = fig.axes
@@ -158,8 +163,18 @@ def test_distance_panels_highlight_one_curve():
 
 def test_kv_cache_plot_marks_the_chosen_size():
     sizes = {8: [1024, 2048], 2: [256, 512]}
-    fig = viz.kv_cache_plot([16, 32], sizes, kv_heads=2, length=32, heads=8)
+    fig = ch14_figures.kv_cache_plot([16, 32], sizes, kv_heads=2, length=32, heads=8)
     texts = [t.get_text() for t in fig.axes[0].texts]
     assert texts == ["hk = 2, t = 32: 0.5 KiB, 1/4 of hk = 8"]
     assert fig.axes[0].get_yscale() == "log"  # every length visible, the lines parallel
     plt.close(fig)
+
+
+def test_math_in_a_frame_becomes_spans_that_mathjax_typesets():
+    """``$x$`` in a frame's text is typeset in the book (Sphinx's MathJax reads ``\\(x\\)`` in a math span)
+    and in the decks, also when the sliders swap the frame in (frames.js calls MathJax.typesetPromise)."""
+    shown = frames(lambda p: f"<p title='$p$'>keeps $p = {p}$ of the mass, not $5</p>", p=[0.5, 0.9])
+    first = data_of(shown)["frames"][0]
+    assert '<span class="math notranslate nohighlight">\\(p = 0.5\\)</span>' in first
+    assert "title='$p$'" in first and "not $5" in first  # attributes and a lone dollar stay as they are
+    assert "typesetPromise" in shown._repr_html_()

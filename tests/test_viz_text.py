@@ -1,4 +1,4 @@
-"""Pictures of text and positions (fromscratch.viz.text, chapters 05-06)."""
+"""Pictures of text (fromscratch.viz.text) and of positions and lengths (chapters 05-06's own figures)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ import pytest
 import torch
 
 from fromscratch.attention import sinusoidal_encoding
-from fromscratch.viz import highlight_tokens, length_histogram, position_plot
+from fromscratch.chapters.ch05_transformer_block.figures import position_plot
+from fromscratch.chapters.ch06_imdb_classifier.figures import length_histogram
+from fromscratch.viz import highlight_tokens
 
 
 def test_highlight_tokens_html_and_text():

@@ -13,12 +13,14 @@ recorded too. One Chromium process serves every page of a test session.
 from __future__ import annotations
 
 import base64
+import contextlib
 import fcntl
 import itertools
 import json
 import os
 import queue
 import shutil
+import signal
 import subprocess
 import tempfile
 import threading
@@ -90,13 +92,17 @@ class Browser:
                 "no Chromium found: install Debian's `chromium` (apt-get install chromium)"
             )
         self.allowed_hosts = allowed_hosts
-        self._profile = tempfile.TemporaryDirectory(prefix="fromscratch-chromium-")
+        # removed at close() even if a helper of Chromium's still writes into it (no error then)
+        self._profile = tempfile.TemporaryDirectory(
+            prefix="fromscratch-chromium-", ignore_cleanup_errors=True
+        )
         # Chromium reads commands from its fd 3 and writes replies to its fd 4: our pipe ends are moved
         # above 4 first, so that placing them on 3 and 4 in the child cannot overwrite one another
         to_chrome_r, self._to_chrome = (_above_4(fd) for fd in os.pipe())
         self._from_chrome, from_chrome_w = (_above_4(fd) for fd in os.pipe())
 
         def child_fds() -> None:  # runs in the child before exec; subprocess then closes all but 3 and 4
+            os.setsid()  # a process group of its own: close() stops its helper processes with it
             os.dup2(to_chrome_r, 3)
             os.dup2(from_chrome_w, 4)
 
@@ -246,15 +252,28 @@ class Browser:
         return result["result"].get("value")
 
     def close(self) -> None:
-        """Stop Chromium and remove its profile."""
-        if self._proc.poll() is None:
-            self._proc.terminate()
-            try:
-                self._proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
+        """Stop Chromium and its helper processes (renderer, GPU, network: its whole process group), wait
+        until they are gone, then remove the profile they wrote into."""
+        group = self._proc.pid  # the group's id: Chromium started it (setsid)
+        self._signal_group(group, signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self._proc.wait(timeout=10)
+        self._signal_group(group, signal.SIGKILL)  # what did not stop in 10 s
+        self._proc.wait()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and self._signal_group(group, 0):  # a helper still alive?
+            time.sleep(0.05)
         os.close(self._to_chrome)
-        self._profile.cleanup()
+        self._profile.cleanup()  # tolerant: nothing left should write there, and if it did, no error
+
+    @staticmethod
+    def _signal_group(group: int, sig: int) -> bool:
+        """Send ``sig`` to every process of ``group``; False when none is left."""
+        try:
+            os.killpg(group, sig)
+        except (ProcessLookupError, PermissionError):
+            return False
+        return True
 
     def __enter__(self) -> Browser:
         return self

@@ -42,8 +42,7 @@ LOADERS = {  # functions that build a model on the CPU
 }
 RUNNERS = {  # functions that run the model they are given (first argument)
     "generate",
-    "generate_tokens",
-    "greedy",
+    "generate_text",
     "bits_per_byte",
     "bits_per_byte_xl",
     "predict_labels",

@@ -10,11 +10,15 @@ its paragraph names the source: a citation (``{cite}``), a link, or the benchmar
 
 What counts as a number: digits in a Markdown cell's text, outside math (``$...$``), inline code and
 code blocks, links' addresses, headings, and chapter or section references ("chapter 07", "§10.4",
-"sections 8.2 and 8.4").
+"sections 8.2 and 8.4"). ``--strict`` also counts a value a formula sets a symbol to when it reads as
+measured (``$t = 8{,}192$``, ``$7 \\times 7$``; not ``$T = 1$``) and numbers in words before what a run
+counts ("four times as long", "a few hundred steps"). A paragraph that says where the number is shown
+("the table above", "the lines above") names its source.
 
     python tools/static_numbers.py notebooks/0[6-9]_*.ipynb notebooks/1*.ipynb   # counts per chapter
     python tools/static_numbers.py --list notebooks/10_*.ipynb                   # every number, in context
     python tools/static_numbers.py --max 0 notebooks/1[0-4]_*.ipynb              # exit 1 above 0
+    python tools/static_numbers.py --strict --list notebooks/0[6-8]_*.ipynb      # math and words too
 """
 
 from __future__ import annotations
@@ -26,7 +30,10 @@ from pathlib import Path
 
 import nbformat
 
-SOURCED = re.compile(r"\{cite[pt]?\}|\]\((?:https?:|\.\./|\.\/)|benchmarks/\w+\.py|<!-- static:")
+SOURCED = re.compile(
+    r"\{cite[pt]?\}|\]\((?:https?:|\.\./|\.\/)|benchmarks/\w+\.py|<!-- static:"
+    r"|\b(?:the|this) (?:table|lines?|output|cell) (?:above|below)\b"  # the number is printed there
+)
 STRIP = [
     re.compile(r"```.*?```", re.S),  # code blocks
     re.compile(r"\$\$.*?\$\$", re.S),  # display math
@@ -42,14 +49,35 @@ STRIP = [
     re.compile(r"\(\d+\.\d+\)"),  # "(10.4)": a section, as speaker notes name theirs
 ]
 NUMBER = re.compile(r"(?<![\w.\-])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w])")  # not GPT-2, L6-v2
+# inside inline math, a literal a sentence sets a symbol to: "$t = 8{,}192$", "$7 \times 7$", "$d \le 12$"
+MATH_VALUE = re.compile(r"(=|\\approx|\\times|\\le|\\ge|<|>)\s*(\d[\d{},.]*)(?![\w^_])")
+# a number in words before what a run counts: "four times as long", "a few hundred steps"
+WORDS = re.compile(
+    r"\b(two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundreds?"
+    r"|thousands?|twice|thrice|half)\s+(times|steps|seeds|runs|minutes|seconds|points|passes|hours|epochs"
+    r"|batches|as (?:long|fast|slow|large|many|much))\b",
+    re.I,
+)
+INLINE_MATH = re.compile(r"\$([^$\n]+)\$")
+BARE = re.compile(r"\s*\d[\d{},.]*\s*")  # a formula that is only a number: "$0.43$"
 
 
 def paragraphs(text: str) -> list[str]:
     return [p for p in re.split(r"\n\s*\n", text) if p.strip() and not p.lstrip().startswith("#")]
 
 
-def unsourced(text: str) -> list[tuple[str, str]]:
-    """``[(number, its paragraph)]`` for every number in a paragraph that names no source."""
+def _measured(operator: str, value: str) -> bool:
+    """A value in math that reads as measured, not defined: with decimals or thousands (``$0.43$``,
+    ``$8{,}192$``), or a size given as a product (``$7 \\times 7$``); not ``$V = 256$`` or ``$T = 1$``."""
+    return operator == "\\times" or "." in value.rstrip(".") or "{,}" in value
+
+
+def unsourced(text: str, strict: bool = False) -> list[tuple[str, str]]:
+    """``[(number, its paragraph)]`` for every number in a paragraph that names no source.
+
+    strict: also numbers inside inline math that a sentence sets a symbol to and that read as measured
+    (``$t = 8{,}192$``, ``$0.43$``, ``$7 \\times 7$``; not ``$T = 1$`` or ``$V = 256$``), and numbers
+    in words before what a run counts (``four times as long``, ``a few hundred steps``)."""
     found = []
     for paragraph in paragraphs(text):
         if SOURCED.search(paragraph):
@@ -58,17 +86,23 @@ def unsourced(text: str) -> list[tuple[str, str]]:
         for pattern in STRIP:
             bare = pattern.sub(" ", bare)
         found += [(m.group(), paragraph) for m in NUMBER.finditer(bare)]
+        if strict:
+            spans = [m.group(1) for m in INLINE_MATH.finditer(STRIP[0].sub(" ", paragraph))]
+            in_math = " ".join(f"= {x}" if BARE.fullmatch(x) else x for x in spans)  # "$0.43$": "= 0.43"
+            values = [m.groups() for m in MATH_VALUE.finditer(in_math)]
+            found += [(f"${value}$", paragraph) for op, value in values if _measured(op, value)]
+            found += [(m.group(), paragraph) for m in WORDS.finditer(bare)]
     return found
 
 
-def count(path: Path) -> list[tuple[int, str, str]]:
-    """``[(cell index, number, paragraph)]`` of a notebook's Markdown cells."""
+def count(path: Path, strict: bool = False) -> list[tuple[int, str, str]]:
+    """``[(cell index, number, paragraph)]`` of a notebook's Markdown cells (strict: see ``unsourced``)."""
     nb = nbformat.read(path, as_version=4)
     return [
         (i, number, paragraph)
         for i, cell in enumerate(nb.cells)
         if cell.cell_type == "markdown"
-        for number, paragraph in unsourced(cell.source)
+        for number, paragraph in unsourced(cell.source, strict)
     ]
 
 
@@ -78,10 +112,11 @@ def main() -> None:
     parser.add_argument("notebooks", nargs="+", type=Path)
     parser.add_argument("--list", action="store_true", help="print every number with its paragraph")
     parser.add_argument("--max", type=int, help="exit 1 when the total is above this")
+    parser.add_argument("--strict", action="store_true", help="also numbers in math and in words")
     args = parser.parse_args()
     total = 0
     for path in args.notebooks:
-        found = count(path)
+        found = count(path, args.strict)
         total += len(found)
         print(f"{path.name}: {len(found)} static numbers without a source")
         for index, number, paragraph in found if args.list else []:

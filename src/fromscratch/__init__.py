@@ -10,10 +10,19 @@ Its rooms (folders), bottom floor first; each imports only from the rooms below 
   ``metrics`` and ``viz`` (the shared plots);
 - ``chapters``: ``setup()``, the profile, and one folder per chapter with what belongs to it alone.
 
-This module only brings ``setup`` and the profile to the top: ``fromscratch.setup(seed=0)``.
+This module only brings ``setup`` and the profile to the top: ``fromscratch.setup(seed=0)``. It imports
+them when first asked for, so ``import fromscratch.training`` needs no more than torch and numpy.
 """
 
-from fromscratch.chapters import Profile, profile, setup
-
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    """``setup``, ``profile`` and ``Profile`` from ``fromscratch.chapters``, imported on first use."""
+    if name in ("Profile", "profile", "setup"):
+        import fromscratch.chapters
+
+        return getattr(fromscratch.chapters, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 __all__ = ["Profile", "profile", "setup", "__version__"]

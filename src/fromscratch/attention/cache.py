@@ -3,9 +3,10 @@
 Generating one token at a time, a causal model would recompute the keys and values of the whole
 prefix at every step; they never change, so each attention layer stores them once and appends the
 new position's. :class:`KVCache` is that store, one per layer, owned by the caller
-(``model.new_cache()``) and passed to :class:`~fromscratch.attention.SelfAttention` as ``cache=``.
-A cross-attention layer (chapter 09) takes one too: its keys and values come from the encoder's
-output, the same at every step, so they are computed on the first step and reused.
+(``model.new_cache()``) and passed to the attention of the models that decode step by step
+(chapter 11's generator, GPT-2, the Llama) as ``cache=``. A cross-attention layer (chapter 09)
+takes one too: its keys and values come from the encoder's output, the same at every step, so
+they are computed on the first step and reused.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Attention as a weighted average (chapters 02-03): ``basic_self_attention``, then queries, keys and
-values with the scale ``1/sqrt(d)`` and masks, ``scaled_dot_product_attention`` (teaching path
-returning the weights; fast path on ``F.scaled_dot_product_attention``).
+values with the scale ``1/sqrt(d)`` and masks: ``scaled_dot_product_attention`` (the teaching path,
+returning the weights) and ``fused_attention`` (the fast path, PyTorch's fused kernel, the same output).
 
 The mask convention, once for the whole course: a mask is a **boolean** tensor and **True means
 "may attend"**. Blocked scores become ``-inf`` before the softmax; a query whose keys are *all*
@@ -15,11 +15,12 @@ from __future__ import annotations
 import math
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor
 
 from fromscratch.attention.masks import check_mask
 
-__all__ = ["basic_self_attention", "scaled_dot_product_attention"]
+__all__ = ["basic_self_attention", "fused_attention", "scaled_dot_product_attention"]
 
 
 # --- chapter 02: attention without parameters ------------------------------------------------------
@@ -75,3 +76,22 @@ def scaled_dot_product_attention(
     if attn_mask is not None:
         weights = weights.masked_fill(~has_key, 0.0)
     return weights @ v, weights  # (..., tq, dv), (..., tq, tk)
+
+
+def fused_attention(
+    q: Tensor, k: Tensor, v: Tensor, attn_mask: Tensor | None = None, *, bias: Tensor | None = None, **kernel
+) -> Tensor:
+    """:func:`scaled_dot_product_attention`'s output on ``F.scaled_dot_product_attention`` (the fast path).
+
+    Shapes, mask and ``bias`` as there; ``kernel``: more of its options (``enable_gqa=True``).
+    Returns ``(..., tq, dv)``, zero where a query may attend to no key (the kernel may give NaN).
+    """
+    if attn_mask is None:
+        scores = None if bias is None else bias.to(q.dtype)  # (..., tq, tk) or None
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=scores, **kernel)  # (..., tq, dv)
+    has_key = attn_mask.any(dim=-1, keepdim=True)  # (..., tq, 1)
+    allowed = attn_mask | ~has_key  # a query without keys sees them all; its output is zeroed below
+    if bias is not None:  # one float mask: the bias where allowed, -inf elsewhere
+        allowed = torch.where(allowed, bias.to(q.dtype), float("-inf"))  # (..., tq, tk)
+    out = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed, **kernel)  # (..., tq, dv)
+    return out.masked_fill(~has_key, 0.0)

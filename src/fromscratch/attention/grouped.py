@@ -8,10 +8,10 @@ head ``j // (h / hk)``, so each group of ``h / hk`` consecutive query heads shar
 ordinary multi-head attention, ``hk = 1`` is multi-query attention (Shazeer 2019), and the cache
 shrinks by exactly ``h / hk``.
 
-:class:`~fromscratch.attention.SelfAttention` takes ``kv_heads=hk``; its cache holds ``(b, hk, t, s)``
-keys and values. :func:`expand_kv_heads` is the written-out form of the sharing (the explicit
-attention path uses it; the fast path hands the ``hk`` heads to ``F.scaled_dot_product_attention``
-with ``enable_gqa=True``, PyTorch >= 2.5).
+The Llama's attention (:mod:`fromscratch.models.llama`) takes ``kv_heads=hk``; its cache holds
+``(b, hk, t, s)`` keys and values. :func:`expand_kv_heads` is the written-out form of the sharing
+(the explicit attention path does it; the fast path hands the ``hk`` heads to
+``F.scaled_dot_product_attention`` with ``enable_gqa=True``, PyTorch >= 2.5).
 
 Shape legend: ``b`` batch, ``h`` query heads, ``hk`` key/value heads, ``t`` length, ``d`` head width.
 """
@@ -20,21 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-import torch
 from torch import Tensor
-
-# F.scaled_dot_product_attention takes enable_gqa=True from PyTorch 2.5; before, the heads are expanded
-FUSED_GQA = torch.torch_version.TorchVersion(torch.__version__) >= (2, 5)
-
-
-def check_kv_heads(heads: int, kv_heads: int) -> None:
-    """Raise a ValueError naming both numbers unless ``kv_heads`` is a positive divisor of ``heads``."""
-    if kv_heads <= 0 or heads % kv_heads:
-        divisors = [n for n in range(1, heads + 1) if heads % n == 0]
-        raise ValueError(
-            f"kv_heads={kv_heads} must divide heads={heads}: each key/value head serves heads / kv_heads "
-            f"query heads. Pick kv_heads from {divisors}."
-        )
 
 
 def expand_kv_heads(x: Tensor, groups: int) -> Tensor:
@@ -58,4 +44,4 @@ def cache_bytes(caches: Iterable) -> int:
     return total
 
 
-__all__ = ["FUSED_GQA", "cache_bytes", "check_kv_heads", "expand_kv_heads"]
+__all__ = ["cache_bytes", "expand_kv_heads"]

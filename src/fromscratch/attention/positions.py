@@ -15,10 +15,10 @@ the pair sits in the sequence:
   ``m_n`` forming a geometric sequence (``2^-1 … 2^-8`` for 8 heads). Trained on short inputs, it
   keeps working on longer ones.
 
-Both plug into :class:`~fromscratch.attention.SelfAttention` through its keyword-only arguments
-``rotary=`` (a :class:`RotaryEmbedding`) and ``bias=`` (the float tensor :func:`alibi_bias`
-returns). :func:`relative_offsets` is the one ``(tq, tk)`` table of offsets both (and
-Transformer-XL, :mod:`fromscratch.models.transformer_xl`) are built on.
+Chapter 11's generator (:mod:`fromscratch.models.long_context`) and the Llama take them in their
+attention: a :class:`RotaryEmbedding` turns queries and keys, :func:`alibi_bias` is added to the
+scores. :func:`relative_offsets` is the one ``(tq, tk)`` table of offsets both (and Transformer-XL,
+:mod:`fromscratch.models.transformer_xl`) are built on.
 
 Chapter 13 gives each image patch (cut by :func:`~fromscratch.attention.patches.patchify`) a learned
 position on the 2-D grid (:class:`GridPositionEmbedding`): a row vector plus a column vector.

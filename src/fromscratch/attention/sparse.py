@@ -124,10 +124,8 @@ def sparse_attention(q: Tensor, k: Tensor, v: Tensor, kind: str, block: int, *, 
     q, k, v: ``(b, h, t, d)`` with ``block`` dividing ``t``. Returns ``(b, h, t, d)``, equal (up to
     rounding) to ``scaled_dot_product_attention(q, k, v, sparse_mask(kind, t, block))[0]``.
 
-    Queries go in blocks of ``l``. Block ``n`` scores the keys of blocks ``n - 1`` and ``n``
-    (``2l`` keys, the local part) and the far keys before block ``n - 1`` (:func:`_far_keys`);
-    the pattern, evaluated on the absolute positions, masks what it does not allow, and one softmax
-    runs over local and far scores together, so every allowed key is counted exactly once.
+    Block ``n`` of ``l`` queries scores the keys of blocks ``n - 1`` and ``n`` (local) and the far keys
+    before them (:func:`_far_keys`); the pattern masks the rest, and one softmax runs over both.
     """
     if q.dim() != 4 or k.shape != q.shape or v.shape != q.shape:
         raise ValueError(

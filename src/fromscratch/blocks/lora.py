@@ -20,6 +20,7 @@ any leading dimensions, ``in``/``out`` the layer's widths, ``r`` the rank.
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Sequence
 
@@ -44,9 +45,8 @@ class LoRALinear(nn.Module):
         weight = base.weight
         self.A = nn.Parameter(torch.empty(rank, base.in_features, device=weight.device, dtype=weight.dtype))
         self.B = nn.Parameter(torch.zeros(base.out_features, rank, device=weight.device, dtype=weight.dtype))
-        bound = 1 / math.sqrt(
-            base.in_features
-        )  # nn.init.kaiming_uniform_(A, a=sqrt(5)), as peft and nn.Linear
+        # kaiming_uniform_(A, a=sqrt(5)), as peft and nn.Linear do; the LoRA paper draws A from a Gaussian
+        bound = 1 / math.sqrt(base.in_features)
         with torch.no_grad():
             self.A.uniform_(-bound, bound, generator=generator)
 
@@ -65,13 +65,9 @@ class LoRALinear(nn.Module):
 
     def merged(self) -> nn.Linear:
         """A plain ``nn.Linear`` with weight ``W + (α/r) · B A`` (and the same bias): the same function."""
-        base = self.base
-        layer = nn.Linear(base.in_features, base.out_features, bias=base.bias is not None)
-        layer = layer.to(device=base.weight.device, dtype=base.weight.dtype)
+        layer = copy.deepcopy(self.base).requires_grad_(True)  # no fresh random init: the RNG is left alone
         with torch.no_grad():
-            layer.weight.copy_(base.weight + self.delta())
-            if base.bias is not None:
-                layer.bias.copy_(base.bias)
+            layer.weight.add_(self.delta())
         return layer
 
 

@@ -31,6 +31,7 @@ from fromscratch.chapters.ch12_going_big.profile import GOING_BIG_RUNS, GoingBig
 from fromscratch.chapters.ch13_beyond_text.profile import BEYOND_RUNS, BeyondRun
 from fromscratch.chapters.ch14_modern_decoders.profile import DECODERS_RUNS, DecodersRun
 from fromscratch.chapters.ch15_assistant.profile import CHAT_RUNS, ChatRun
+from fromscratch.chapters.ch16_flash_attention.profile import FLASH_RUNS, FlashRun
 
 PROFILE_NAMES = ("smoke", "cpu", "gpu")
 ENV_VAR = "FROMSCRATCH_PROFILE"
@@ -55,6 +56,7 @@ class Profile:
     beyond: BeyondRun  # chapter 13
     decoders: DecodersRun  # chapter 14
     chat: ChatRun  # chapter 15
+    flash: FlashRun  # chapter 16
 
 
 def get_profile(name: str) -> Profile:
@@ -81,6 +83,7 @@ def get_profile(name: str) -> Profile:
         beyond=BEYOND_RUNS[name],
         decoders=DECODERS_RUNS[name],
         chat=CHAT_RUNS[name],
+        flash=FLASH_RUNS[name],
     )
 
 

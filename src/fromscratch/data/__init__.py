@@ -2,11 +2,13 @@
 
 ``registry`` (where each file comes from), ``movielens`` (chapter 01), ``text`` (words to ids) and
 ``batching`` (padded, length-bucketed batches) used by ``imdb`` (chapter 06), and ``enwik8`` (chapter 07).
+
+Only the registry is imported with the package; each loader (and the libraries it needs) when it is
+first used: ``fromscratch.data.mnist``, or a name below such as ``fromscratch.data.MULTI30K``.
 """
 
-from fromscratch.data.mnist import FILES as MNIST_FILES  # chapter 13: registers MNIST, Fashion-MNIST
-from fromscratch.data.multi30k import MULTI30K  # chapter 09: registers the Multi30k archive
-from fromscratch.data.pretrained import PRETRAINED  # chapter 10: registers GPT-2's BPE, MiniLM, GPT-2 124M
+import importlib
+
 from fromscratch.data.registry import (
     ACL_IMDB,
     ENWIK8,
@@ -21,6 +23,26 @@ from fromscratch.data.registry import (
     lookup,
     register,
 )
+
+_LATER = {  # name -> (module, its name there): imported on first use
+    "MNIST_FILES": ("fromscratch.data.mnist", "FILES"),  # chapter 13: MNIST, Fashion-MNIST
+    "MULTI30K": ("fromscratch.data.multi30k", "MULTI30K"),  # chapter 09: the Multi30k archive
+    "PRETRAINED": ("fromscratch.data.pretrained", "PRETRAINED"),  # chapter 10: GPT-2's BPE, MiniLM, GPT-2
+}
+
+
+def __getattr__(name: str):
+    """A loader's registered files, or a loader module, imported when first asked for."""
+    if name in _LATER:
+        module, attribute = _LATER[name]
+        return getattr(importlib.import_module(module), attribute)
+    try:
+        return importlib.import_module(f"{__name__}.{name}")
+    except ModuleNotFoundError as error:
+        if error.name != f"{__name__}.{name}":
+            raise
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+
 
 __all__ = [
     "ACL_IMDB",

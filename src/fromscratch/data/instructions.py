@@ -187,8 +187,60 @@ class ChatBatches:
         return {"ids": ids, "labels": labels, "lengths": lengths}
 
 
+@dataclass(frozen=True)
+class Pair:
+    """A preference: one prompt, the answer preferred (``chosen``) and the other one (``rejected``)."""
+
+    prompt: tuple[Message, ...]  # the conversation up to the assistant's turn
+    chosen: str
+    rejected: str
+
+    def example(self, answer: str) -> Example:
+        return Example("preference", (*self.prompt, {"role": "assistant", "content": answer}))
+
+
+def sentiment_pairs(texts: Sequence[str], labels: Sequence[int], *, words: int) -> list[Pair]:
+    """One pair per review: the sentiment question, the right label's word over the wrong one's."""
+    return [
+        Pair(tuple(e.prompt), e.answer, LABELS[1 - LABELS.index(e.answer)])
+        for e in sentiment_examples(texts, labels, words=words)
+    ]
+
+
+class PairBatches(ChatBatches):
+    """Batches of preference pairs for DPO: ``ids``/``labels`` ``(2b, t)``, the ``b`` chosen answers first,
+    then the ``b`` rejected ones in the same order (labels on the answer and its ``<|im_end|>`` only), and
+    ``pair`` ``(b,)``, the pairs' numbers. Built as :class:`ChatBatches` from ``pairs``."""
+
+    def __init__(self, tokenizer: Encoder, pairs: Sequence[Pair], batch_size: int, **kw) -> None:
+        examples = [p.example(p.chosen) for p in pairs] + [p.example(p.rejected) for p in pairs]
+        super().__init__(tokenizer, examples, batch_size, **kw)
+        self.pairs = len(pairs)
+
+    def __len__(self) -> int:
+        return -(-self.pairs // self.batch_size)
+
+    def __iter__(self) -> Iterator[dict[str, torch.Tensor]]:
+        order = torch.randperm(self.pairs, generator=self.generator).tolist()
+        return (self.batch(order[i : i + self.batch_size]) for i in range(0, self.pairs, self.batch_size))
+
+    def in_order(self) -> Iterator[dict[str, torch.Tensor]]:
+        """Every pair once, in order (for scoring)."""
+        return (
+            self.batch(list(range(i, min(i + self.batch_size, self.pairs))))
+            for i in range(0, self.pairs, self.batch_size)
+        )
+
+    def batch(self, rows: Sequence[int]) -> dict[str, torch.Tensor]:
+        both = super().batch([*rows, *(self.pairs + r for r in rows)])
+        return {"ids": both["ids"], "labels": both["labels"], "pair": torch.tensor(list(rows))}
+
+
 __all__ = [
     "LABELS",
+    "Pair",
+    "PairBatches",
+    "sentiment_pairs",
     "SENTIMENT_QUESTION",
     "TASKS",
     "ChatBatches",

@@ -184,13 +184,14 @@ def extract(dataset: DataFile | str, *, progressbar: bool = True) -> Path:
     """Unpack ``dataset``'s archive (zip or tar) once into the cache; return the directory.
 
     The archive is unpacked into a temporary directory that is renamed into place at the end, so an
-    interrupted extraction never leaves a half-filled directory that later runs would trust.
+    interrupted extraction never leaves a half-filled directory that later runs would trust; a directory
+    in place is used as it is, without the archive (a machine may carry only the files it reads).
     """
     dataset = lookup(dataset)
-    archive = fetch(dataset, progressbar=progressbar)
     target = cache_dir() / "extracted" / dataset.name
     if target.is_dir():
         return target
+    archive = fetch(dataset, progressbar=progressbar)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{dataset.name}-", dir=target.parent))
     try:

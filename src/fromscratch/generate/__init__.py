@@ -1,7 +1,7 @@
 """Generating tokens from a trained model.
 
-- :mod:`fromscratch.generate.sampling`: byte-level text, greedy decoding, sampling with a
-  temperature and top-k (chapter 07).
+- :mod:`fromscratch.generate.sampling`: ``generate``, the one sampling loop (temperature, top-k,
+  top-p, stop tokens, the KV cache), and chapter 07's bytes (chapters 07, 14, 15).
 - :mod:`fromscratch.generate.beam`: batched greedy and beam search for encoder-decoders, and
   ``translate`` (chapter 09).
 """
@@ -17,8 +17,7 @@ from fromscratch.generate.sampling import (
     decode,
     encode,
     generate,
-    generate_tokens,
-    greedy,
+    generate_text,
     next_token,
     probabilities,
 )
@@ -32,8 +31,7 @@ __all__ = [
     "decode",
     "encode",
     "generate",
-    "generate_tokens",
-    "greedy",
+    "generate_text",
     "next_token",
     "probabilities",
 ]

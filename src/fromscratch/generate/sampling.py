@@ -1,175 +1,150 @@
-"""Text generation from a byte-level language model: greedy decoding and sampling (chapter 07).
+"""Generating text from a language model, one token at a time (chapters 07, 14, 15).
 
-The model maps bytes (b, t) to next-byte logits (b, t, V). To continue a text we feed it the last
-``context`` bytes, read the logits at the last position, pick one byte, append it, and repeat:
+The model maps tokens ``(b, t)`` to next-token logits ``(b, t, V)``. To continue a text we feed it
+(at most its last ``context`` tokens), read the logits at the last position, pick one token, append
+it, and repeat. :func:`probabilities` says what a pick draws from:
 
-* **greedy** decoding picks the most likely byte (``temperature=0``);
-* **sampling** draws from ``softmax(logits / temperature)``: a low temperature sharpens the
-  distribution towards greedy, 1 samples the model's own distribution, higher flattens it;
-* **top-k** first keeps only the ``k`` most likely bytes (the rest get probability 0).
+* **temperature** ``T``: ``softmax(logits / T)``; low sharpens towards the most likely token,
+  ``T = 0`` *is* greedy decoding, 1 is the model's own distribution, higher flattens it;
+* **top-k**: only the ``k`` most likely tokens keep their probability;
+* **top-p** (nucleus sampling, Holtzman et al. 2020): only the most likely tokens whose mass before
+  them is below ``p`` (so at least one), then renormalised.
 
-**KV cache** (chapter 11): a causal model's keys and values at a position never change once
-computed, so a model that supports it (``model.new_cache()`` and ``model(tokens, cache=...)``:
-:class:`~fromscratch.models.Generator`, GPT-2) reads the prompt once and then only the one new
-token per step, instead of the whole prefix again. ``use_cache=False`` is the plain recomputation;
-both give the same tokens. With absolute positions the cache holds only while the text fits in
-the context: once the window must slide, every position's place changes and each step recomputes.
+:func:`generate` is the one loop. A model with ``new_cache()`` (chapter 11's generator, GPT-2, the
+Llama) reads the prompt once and then only the new token per step, while the text fits its context;
+every other model (and ``cache=False``) recomputes the window each step; both give the same tokens.
+Random draws run on the CPU from a seeded ``torch.Generator``: a ``seed`` gives the same text on any
+device (up to float rounding of the logits). :func:`encode` and :func:`decode` are chapter 07's bytes.
 
-The random draws happen on the CPU with a seeded ``torch.Generator``, so a given ``seed`` gives the
-same text on CPU and GPU (up to float rounding of the logits). Bytes that are not valid UTF-8
-(a character cut in half, or a sampled mistake) decode to U+FFFD (``errors="replace"``).
+Shape legend: ``b`` batch, ``t`` length, ``V`` vocabulary.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 import torch
+from torch import Tensor
 
 from fromscratch.utils import evaluating
 
 
-def encode(text: str | bytes) -> torch.Tensor:
-    """The UTF-8 bytes of ``text`` as a (t,) int64 tensor (bytes are taken as they are)."""
+def encode(text: str | bytes) -> Tensor:
+    """The UTF-8 bytes of ``text`` as a ``(t,)`` int64 tensor (bytes are taken as they are)."""
     data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
     return torch.tensor(list(data), dtype=torch.long)  # (t,)
 
 
-def decode(tokens: torch.Tensor | bytes) -> str:
-    """Bytes (a (t,) tensor of values 0-255, or ``bytes``) as text; invalid UTF-8 becomes U+FFFD."""
-    data = bytes(tokens.tolist()) if isinstance(tokens, torch.Tensor) else bytes(tokens)
+def decode(tokens: Tensor | bytes) -> str:
+    """Bytes (a ``(t,)`` tensor of values 0-255, or ``bytes``) as text; invalid UTF-8 becomes U+FFFD."""
+    data = bytes(tokens.tolist()) if isinstance(tokens, Tensor) else bytes(tokens)
     return data.decode("utf-8", errors="replace")
 
 
 def probabilities(
-    logits: torch.Tensor, *, temperature: float = 1.0, top_k: int | None = None
-) -> torch.Tensor:
-    r"""The distribution a sampler draws from: logits (b, V) -> probabilities (b, V) (chapter 07).
+    logits: Tensor, *, temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None
+) -> Tensor:
+    r"""The distribution a sampler draws from: logits ``(b, V)`` -> probabilities ``(b, V)`` (chapter 07).
 
-    $p_i \propto \exp(z_i / T)$ over the ``top_k`` largest logits (all when None), 0 elsewhere;
-    ``temperature=0`` puts all mass on the largest logit (the first one, on a tie): greedy.
+    $p_i \propto \exp(z_i / T)$ over the ``top_k`` largest logits (all when None), then only the
+    nucleus of mass ``top_p``; 0 elsewhere. ``temperature=0`` puts all mass on the largest logit
+    (the first one, on a tie): greedy.
     """
     if temperature < 0:
         raise ValueError(f"temperature={temperature} must be >= 0 (0 means greedy decoding).")
     if top_k is not None and not 1 <= top_k <= logits.size(-1):
-        raise ValueError(
-            f"top_k={top_k} must lie between 1 and the vocabulary size {logits.size(-1)}, or be None."
-        )
+        raise ValueError(f"top_k={top_k} must lie between 1 and the vocabulary size {logits.size(-1)}.")
+    if top_p is not None and not 0 < top_p <= 1:
+        raise ValueError(f"top_p={top_p} must lie in (0, 1]: the share of probability mass kept.")
     logits = logits.detach().float()  # (b, V)
     if temperature == 0:
         return torch.nn.functional.one_hot(logits.argmax(dim=-1), logits.size(-1)).float()  # (b, V)
     if top_k is not None:
         kth = logits.topk(top_k, dim=-1).values[..., -1:]  # (b, 1): the k-th largest logit of each row
         logits = logits.masked_fill(logits < kth, float("-inf"))  # ties with the k-th are kept
-    return torch.softmax(logits / temperature, dim=-1)  # (b, V)
+    probs = torch.softmax(logits / temperature, dim=-1)  # (b, V)
+    if top_p is not None:
+        ordered, order = probs.sort(dim=-1, descending=True)  # (b, V), largest first
+        before = ordered.cumsum(dim=-1) - ordered  # (b, V): the mass of the tokens ahead of each
+        keep = torch.zeros_like(probs, dtype=torch.bool).scatter(-1, order, before < top_p)  # (b, V)
+        probs = probs * keep
+        probs = probs / probs.sum(dim=-1, keepdim=True)  # (b, V): the nucleus, renormalised
+    return probs
 
 
 def next_token(
-    logits: torch.Tensor,
+    logits: Tensor,
     *,
     temperature: float = 1.0,
     top_k: int | None = None,
+    top_p: float | None = None,
     generator: torch.Generator | None = None,
-) -> torch.Tensor:
-    """Pick one token per row from logits (b, V): greedy when ``temperature == 0``, else sampled.
-
-    Returns (b,) int64 on the CPU, drawn from :func:`probabilities`; ``generator`` (a CPU
-    ``torch.Generator``) makes the draw reproducible.
-    """
-    probs = probabilities(logits.cpu(), temperature=temperature, top_k=top_k)  # (b, V)
+) -> Tensor:
+    """One token per row of logits ``(b, V)``, drawn from :func:`probabilities` (greedy when
+    ``temperature == 0``). Returns ``(b,)`` int64 on the CPU; ``generator`` (a CPU
+    ``torch.Generator``) makes the draw reproducible."""
+    probs = probabilities(logits.cpu(), temperature=temperature, top_k=top_k, top_p=top_p)  # (b, V)
     if temperature == 0:
         return probs.argmax(dim=-1)  # (b,)
     return torch.multinomial(probs, 1, generator=generator).squeeze(-1)  # (b,)
 
 
 @torch.no_grad()
-def generate_tokens(
-    model: Callable[[torch.Tensor], torch.Tensor],
-    tokens: torch.Tensor,
-    length: int,
+def generate(
+    model: Callable[..., Tensor],
+    prompt: Tensor,
     *,
-    context: int,
+    steps: int,
     temperature: float = 1.0,
     top_k: int | None = None,
+    top_p: float | None = None,
+    stop: Collection[int] = (),
     seed: int | None = 0,
-    device: torch.device | str | None = None,
-    use_cache: bool = True,
-) -> torch.Tensor:
-    """Continue each row of ``tokens`` (b, t) by ``length`` tokens; returns (b, t + length) on the CPU.
+    context: int | None = None,
+    cache: bool = True,
+) -> Tensor:
+    """Continue each row of ``prompt`` (int ``(b, t)``) by up to ``steps`` tokens: ``(b, t + n)`` on the CPU.
 
-    At every step the model sees only the last ``context`` tokens (seeds longer than the context
-    are cropped to their end). ``seed`` seeds the sampler (None: PyTorch's global generator).
-    The model runs in eval mode and is given back in the mode it was in. ``use_cache=True`` reuses
-    keys and values while the text fits in the context, for models with a ``new_cache()`` method
-    (others, and ``use_cache=False``, recompute the whole window at every step).
+    ``temperature``, ``top_k``, ``top_p``: as in :func:`probabilities`. A row that draws a token of
+    ``stop`` ends there (the stop token kept); rows that ended before the others are filled with
+    their stop token, and generation ends when every row has, so ``n <= steps``. ``seed`` seeds the
+    draws (None: PyTorch's global generator). The model sees at most its last ``context`` tokens
+    (default ``model.context``, if it has one); ``cache=False`` recomputes the window every step.
+    The model runs in eval mode and is given back in the mode it was in.
     """
-    if tokens.dim() != 2 or tokens.size(1) == 0:
-        raise ValueError(
-            f"tokens must be (b, t) with t >= 1, got shape {tuple(tokens.shape)}; "
-            "give at least one seed byte."
-        )
-    if device is None:
-        device = next(iter(model.parameters())).device if isinstance(model, torch.nn.Module) else "cpu"
+    if prompt.dim() != 2 or prompt.size(1) == 0:
+        raise ValueError(f"prompt must be (b, t) with t >= 1, got {tuple(prompt.shape)}; add prompt[None].")
+    context = context if context is not None else getattr(model, "context", None)
+    parameters = model.parameters() if isinstance(model, torch.nn.Module) else iter(())
+    device = next(parameters, torch.empty(0)).device  # where the model's weights are (CPU: a function)
     generator = torch.Generator().manual_seed(seed) if seed is not None else None
-    out = tokens.long().cpu()  # (b, t)
-    cacheable = use_cache and callable(getattr(model, "new_cache", None))
-    cache = None
+    stops = torch.tensor(sorted(stop), dtype=torch.long)  # (n_stop,)
+    out = prompt.long().cpu()  # (b, t)
+    done = torch.zeros(len(out), dtype=torch.bool)  # (b,): rows that drew a stop token
+    kv = model.new_cache() if cache and callable(getattr(model, "new_cache", None)) else None
     with evaluating(model):
-        for _ in range(length):
-            if cacheable and out.size(1) <= context:  # everything fits: feed only what the cache lacks
-                cache = model.new_cache() if cache is None else cache
-                fresh = out[:, len(cache[0]) :].to(device)  # (b, t) the first time, then (b, 1)
-                logits = model(fresh, cache=cache)[:, -1, :]  # (b, V)
-            else:
-                window = out[:, -context:].to(device)  # (b, <= context)
-                logits = model(window)[:, -1, :]  # (b, V): the prediction after the last byte
-            choice = next_token(logits, temperature=temperature, top_k=top_k, generator=generator)  # (b,)
+        for _ in range(steps):
+            if kv is not None and (context is None or out.size(1) <= context):  # what the cache lacks
+                logits = model(out[:, len(kv[0]) :].to(device), cache=kv)[:, -1]  # (b, V)
+            else:  # the window of the last `context` tokens, from scratch
+                window = out if context is None else out[:, -context:]  # (b, <= context)
+                logits = model(window.to(device))[:, -1]  # (b, V)
+            choice = next_token(
+                logits, temperature=temperature, top_k=top_k, top_p=top_p, generator=generator
+            )
+            choice = torch.where(done, out[:, -1], choice)  # (b,): a finished row repeats its stop token
             out = torch.cat([out, choice[:, None]], dim=1)  # (b, t + 1)
+            done = done | torch.isin(choice, stops)
+            if bool(done.all()):
+                break
     return out
 
 
-def generate(
-    model: Callable[[torch.Tensor], torch.Tensor],
-    seed_text: str | bytes,
-    length: int,
-    *,
-    context: int | None = None,
-    temperature: float = 1.0,
-    top_k: int | None = None,
-    seed: int | None = 0,
-    device: torch.device | str | None = None,
-    use_cache: bool = True,
-) -> str:
-    """Continue ``seed_text`` by ``length`` bytes and return only the continuation, as text (chapter 07).
-
-    ``context`` defaults to ``model.context``; ``temperature=0`` is greedy decoding; ``use_cache``
-    as in :func:`generate_tokens`.
-    """
-    context = context if context is not None else getattr(model, "context", None)
-    if context is None:
-        raise ValueError("Pass context=... (the longest input the model takes); this model has no .context.")
-    prompt = encode(seed_text)[None, :]  # (1, t)
-    out = generate_tokens(
-        model,
-        prompt,
-        length,
-        context=context,
-        temperature=temperature,
-        top_k=top_k,
-        seed=seed,
-        device=device,
-        use_cache=use_cache,
-    )  # (1, t + length)
-    return decode(out[0, prompt.size(1) :])
+def generate_text(model: Callable[..., Tensor], text: str | bytes, *, steps: int, **options) -> str:
+    """Continue ``text`` by ``steps`` bytes with a byte-level model and return only the continuation
+    (chapter 07): :func:`generate` between :func:`encode` and :func:`decode`; ``options`` as there."""
+    prompt = encode(text)[None]  # (1, t)
+    return decode(generate(model, prompt, steps=steps, **options)[0, prompt.size(1) :])
 
 
-def greedy(
-    model: Callable[[torch.Tensor], torch.Tensor],
-    seed_text: str | bytes,
-    length: int,
-    *,
-    context: int | None = None,
-    device: torch.device | str | None = None,
-) -> str:
-    """The most likely continuation, one byte at a time: ``generate(..., temperature=0)``."""
-    return generate(model, seed_text, length, context=context, temperature=0.0, device=device)
+__all__ = ["decode", "encode", "generate", "generate_text", "next_token", "probabilities"]

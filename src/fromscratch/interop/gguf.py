@@ -91,24 +91,29 @@ class GGUFFile:
 
 
 class _Reader:
-    """Little-endian values from a bytes object, left to right."""
+    """Little-endian values from a buffer, left to right; a clear error where the file ends too soon."""
 
-    def __init__(self, data: bytes, path: Path) -> None:
+    def __init__(self, data: bytes | bytearray, path: Path) -> None:
         self.data, self.at, self.path = data, 0, path
+
+    def _need(self, size: int) -> None:
+        if self.at + size > len(self.data):
+            raise ValueError(
+                f"{self.path} ends at byte {len(self.data):,}, before the end of its header, metadata and "
+                f"tensor table (byte {self.at + size:,} was needed): the file is cut short; fetch it again."
+            )
 
     def take(self, fmt: str) -> Any:
         size = struct.calcsize("<" + fmt)
-        if self.at + size > len(self.data):
-            raise ValueError(
-                f"{self.path} ends at byte {len(self.data):,} inside its header: the file is cut short."
-            )
+        self._need(size)
         (value,) = struct.unpack_from("<" + fmt, self.data, self.at)
         self.at += size
         return value
 
     def string(self) -> str:
         n = self.take("Q")
-        text = self.data[self.at : self.at + n].decode("utf-8")
+        self._need(n)
+        text = bytes(self.data[self.at : self.at + n]).decode("utf-8")
         self.at += n
         return text
 
@@ -128,9 +133,11 @@ class _Reader:
 def read_gguf(path: str | Path) -> GGUFFile:
     """Read a GGUF file (version 2 or 3): header, metadata, tensor table and the data section's bytes."""
     path = Path(path)
-    data = path.read_bytes()
+    data = bytearray(path.stat().st_size)  # the file, read once into one buffer the tensors then view
+    with path.open("rb") as f:
+        f.readinto(data)
     if data[:4] != MAGIC:
-        raise ValueError(f"{path} is not a GGUF file: it starts with {data[:4]!r}, not {MAGIC!r}.")
+        raise ValueError(f"{path} is not a GGUF file: it starts with {bytes(data[:4])!r}, not {MAGIC!r}.")
     reader = _Reader(data, path)
     reader.at = 4
     version = reader.take("I")
@@ -153,13 +160,12 @@ def read_gguf(path: str | Path) -> GGUFFile:
         tensors[name] = TensorInfo(name, dims, TYPE_NAMES[kind], offset)
     alignment = metadata.get("general.alignment", ALIGNMENT)
     start = -(-reader.at // alignment) * alignment  # the next multiple of the alignment
-    body = torch.frombuffer(bytearray(data[start:]), dtype=torch.uint8)  # (bytes,)
+    body = torch.frombuffer(data, dtype=torch.uint8)[start:]  # (bytes,): a view of the buffer, no copy
     for info in tensors.values():
         if info.offset + info.nbytes > body.numel():
             raise ValueError(
                 f"{path}: tensor {info.name!r} needs bytes up to {start + info.offset + info.nbytes:,}, "
-                f"but the "
-                f"file has {len(data):,}: it is cut short; fetch it again."
+                f"but the file has {len(data):,}: it is cut short; fetch it again."
             )
     return GGUFFile(version, metadata, tensors, body)
 
@@ -205,8 +211,7 @@ def write_gguf(path: str | Path, metadata: dict[str, Any], tensors: dict[str, tu
         if values.shape[-1] % per_block:  # a block never spans two rows
             raise ValueError(
                 f"tensor {name!r}: rows of {values.shape[-1]} numbers cannot be cut into {type_name}'s "
-                f"blocks of "
-                f"{per_block}; store it as F32 or F16."
+                f"blocks of {per_block}; store it as F32 or F16."
             )
         raw = quantize(values, type_name).numpy().tobytes()
         dims = tuple(reversed(values.shape))  # innermost first

@@ -128,6 +128,20 @@ def gguf_tokenizer(metadata: dict) -> BytePairEncoding:
     for line in metadata["tokenizer.ggml.merges"]:
         left, right = line.split(" ")
         merges[(ids[left], ids[right])] = ids[left + right]
+    # our BPE applies the merge with the lowest *new id* first; the file lists merges by priority
+    made = list(merges.values())
+    if any(b <= a for a, b in zip(made, made[1:], strict=False)):
+        raise ValueError(
+            "This file's merged tokens do not have rising ids in merge order; our BPE ranks by id."
+        )
+    # SmolLM2's pre-tokeniser ("smollm") splits digits one by one, ours (GPT-2's) keeps runs of digits: the
+    # same ids only while no token holds two digits
+    if metadata.get("tokenizer.ggml.pre", "gpt2") not in ("gpt2", "smollm"):
+        raise ValueError(f"Pre-tokeniser {metadata['tokenizer.ggml.pre']!r} is not read here: gpt2, smollm.")
+    if metadata.get("tokenizer.ggml.pre") == "smollm":
+        digits = [t for t in tokens if t not in special and sum(c.isdigit() for c in t) > 1]
+        if digits:
+            raise ValueError(f"'smollm' splits digits singly, yet tokens {digits[:3]} hold several.")
     byte_ids = [ids.get(bytes_to_unicode()[b]) for b in range(256)]  # None: a byte without a token
     return SparseByteBPE(merges, vocab, byte_ids=byte_ids, special=special)
 

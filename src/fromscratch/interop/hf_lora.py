@@ -111,7 +111,10 @@ def peft_twin(model: Llama, *, targets: Sequence[str]) -> nn.Module:
         if ".self_attn.q_proj." in their_key or ".self_attn.k_proj." in their_key:
             heads = c.heads if ".q_proj." in their_key else c.kv_heads
             value = halves_from_pairs(value, heads)
-            assert torch.equal(pairs_from_halves(value, heads), state[ours_key])  # the two orders round-trip
+            if not torch.equal(pairs_from_halves(value, heads), state[ours_key]):  # the orders round-trip
+                raise ValueError(
+                    f"{ours_key}: halves_from_pairs and pairs_from_halves do not invert each other."
+                )
         theirs[f"model.{their_key}"] = value
     missing, unexpected = hf.load_state_dict(theirs, strict=False)
     if unexpected or [k for k in missing if k != "lm_head.weight"]:

@@ -32,8 +32,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from fromscratch.attention import SelfAttention
-from fromscratch.blocks import TransformerBlock
+from fromscratch.attention.core import SelfAttention
+from fromscratch.blocks.transformer import TransformerBlock
 
 Ours = str | tuple[str, ...] | None
 Table = list[tuple[Ours, str]]
@@ -59,7 +59,7 @@ def prefixed(table: Table, ours: str, theirs: str) -> Table:
 
 
 def multihead_attention_table(qkv_bias: bool = True) -> Table:
-    """``SelfAttention`` (kind="standard") <-> ``nn.MultiheadAttention``: q, k, v stacked in ``in_proj``."""
+    """``SelfAttention`` (standard heads) <-> ``nn.MultiheadAttention``: q, k, v stacked in ``in_proj``."""
     return [
         (tuple(f"{p}.weight" for p in QKV), "in_proj_weight"),  # (3e, e)
         (tuple(f"{p}.bias" for p in QKV) if qkv_bias else None, "in_proj_bias"),  # (3e,)
@@ -104,7 +104,7 @@ def _check_keys(side: str, state: dict[str, torch.Tensor], keys: Sequence[str]) 
         raise ValueError(
             f"The table names {len(keys)} of {side} keys, the module has {len(state)}: "
             f"not in the table {missing}, not in the module {unknown}. Build the two modules with "
-            f"matching options (biases, kind='standard'), or fix the table."
+            f"matching options (biases, standard heads), or fix the table."
         )
 
 
@@ -178,10 +178,17 @@ def _our_activation(ff: nn.Module) -> str:
 
 
 def _check_standard(attention: SelfAttention) -> None:
-    if attention.kind != "standard":
+    if type(attention) is not SelfAttention:
         raise ValueError(
-            f"Only kind='standard' attention has a twin in other libraries, got kind={attention.kind!r}."
+            f"Only standard heads (SelfAttention) have a twin in other libraries, "
+            f"got {type(attention).__name__}."
         )
+
+
+def _with_eps(block: TransformerBlock, eps: float) -> TransformerBlock:
+    """``block`` with both LayerNorms' epsilon set to ``eps`` (PyTorch's default 1e-5, BERT's 1e-12)."""
+    block.norm1.eps = block.norm2.eps = eps
+    return block
 
 
 def to_multihead_attention(attention: SelfAttention) -> nn.MultiheadAttention:
@@ -232,8 +239,8 @@ def from_encoder_layer(layer: nn.TransformerEncoderLayer) -> TransformerBlock:
         norm="pre" if layer.norm_first else "post",
         qkv_bias=True,
         activation=_activation_name(layer.activation),
-        norm_eps=layer.norm1.eps,
     )
+    ours = _with_eps(ours, layer.norm1.eps)
     copy_weights(ours, layer, encoder_layer_table(qkv_bias=True), into="ours")
     return ours
 
@@ -276,7 +283,7 @@ def from_bert_layer(layer: nn.Module) -> TransformerBlock:
         norm="post",
         qkv_bias=True,
         activation=_activation_name(layer.intermediate.intermediate_act_fn),
-        norm_eps=layer.attention.output.LayerNorm.eps,
     )
+    ours = _with_eps(ours, layer.attention.output.LayerNorm.eps)
     copy_weights(ours, layer, bert_layer_table(qkv_bias=True), into="ours")
     return ours

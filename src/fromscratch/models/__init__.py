@@ -1,5 +1,6 @@
-"""Whole models assembled from the blocks: a classifier (chapter 06), a generator (chapter 07) and a
-classifier over any of four sequence encoders (chapter 08).
+"""Whole models, one file per family: the classifier (chapter 06), the generator (chapter 07), the
+sequence classifier over four encoders (chapter 08), the encoder-decoder (09), BERT and GPT-2 (10),
+chapter 11's long-context generator and Transformer-XL, the ViT and set models (13), the Llama (14).
 
 Each model family has a config dataclass holding its sizes and options, with the blog's values as
 defaults and in comments (nanoGPT's ``GPTConfig``). A model is built from a config, and keyword
@@ -9,9 +10,9 @@ arguments replace single fields of it (they are the config's field names; the on
     Classifier(prof.imdb.model, pooling="cls")                # a run profile's config, one field replaced
     Generator(vocab_size=256, emb=32, heads=4, depth=2, context=64)  # fields only: the defaults, replaced
 
-The model keeps the config it was built from as ``model.config``. All take token ids ``(b, t)``;
-the classifier and the generator can return the attention weights of every layer
-(``return_attention=True``: a list with one ``(b, h, t, t)`` tensor per block).
+The model keeps the config it was built from as ``model.config``. Attention weights come back
+through a list the caller owns: ``weights = []; model(tokens, attention=weights)`` appends one
+``(b, h, tq, tk)`` tensor per attention layer; every forward has one return type.
 """
 
 from fromscratch.models.bert import (
@@ -30,6 +31,7 @@ from fromscratch.models.encoder_decoder import (
 from fromscratch.models.generator import Generator, GeneratorConfig
 from fromscratch.models.gpt2 import GPT2, GPT2Config  # chapter 10
 from fromscratch.models.llama import Llama, LlamaConfig  # chapter 14
+from fromscratch.models.long_context import LongContextConfig, LongContextGenerator  # chapter 11
 from fromscratch.models.rnn_seq2seq import RNNSeq2Seq, RNNSeq2SeqConfig  # chapter 09
 from fromscratch.models.sequence_classifier import (
     SequenceClassifier,
@@ -51,6 +53,8 @@ __all__ = [
     "GPT2Config",
     "Llama",
     "LlamaConfig",
+    "LongContextConfig",
+    "LongContextGenerator",
     "Classifier",
     "ClassifierConfig",
     "DecoderBlock",

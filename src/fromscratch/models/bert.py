@@ -27,9 +27,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from fromscratch.attention import check_length
 from fromscratch.attention.masks import check_padding_mask
-from fromscratch.blocks import TransformerBlock
+from fromscratch.attention.positions import check_length
+from fromscratch.blocks.transformer import TransformerBlock
 from fromscratch.models.classifier import mean_over_tokens
 from fromscratch.models.config import resolve_config
 
@@ -73,17 +73,12 @@ class BertEncoder(nn.Module):
         self.dropout = nn.Dropout(c.dropout)
         self.blocks = nn.ModuleList(
             TransformerBlock(
-                c.emb,
-                c.heads,
-                ff_mult=c.ff_mult,
-                dropout=c.dropout,
-                norm="post",
-                qkv_bias=True,
-                activation="gelu",
-                norm_eps=c.norm_eps,
+                c.emb, c.heads, ff_mult=c.ff_mult, dropout=c.dropout, qkv_bias=True, activation="gelu"
             )
             for _ in range(c.depth)
         )
+        for block in self.blocks:  # BERT's LayerNorms divide by sqrt(var + 1e-12)
+            block.norm1.eps = block.norm2.eps = c.norm_eps
         self.apply(_init_bert)
 
     def forward(
@@ -92,14 +87,11 @@ class BertEncoder(nn.Module):
         padding_mask: Tensor | None = None,
         *,
         segment_ids: Tensor | None = None,
-        return_attention: bool = False,
-    ):
-        """input_ids: int ``(b, t)``, ``t <= max_len``; padding_mask: bool ``(b, t)``, True at real
-        tokens (None: every position is real); segment_ids: ``(b, t)`` in ``0..segments-1`` (None: all 0).
-
-        Returns the last hidden states ``(b, t, e)``, or ``(hidden, weights)`` with one ``(b, h, t, t)``
-        tensor per block when ``return_attention=True``.
-        """
+        attention: list[Tensor] | None = None,
+    ) -> Tensor:
+        """input_ids int ``(b, t)``, ``t <= max_len`` -> the last hidden states ``(b, t, e)``.
+        ``padding_mask`` bool ``(b, t)``, True at real tokens (None: all real); ``segment_ids (b, t)`` in
+        ``0..segments-1`` (None: all 0); ``attention`` gets one ``(b, h, t, t)`` tensor per block."""
         if input_ids.dim() != 2:
             raise ValueError(
                 f"input_ids must have shape (b, t), got {tuple(input_ids.shape)}; "
@@ -117,14 +109,9 @@ class BertEncoder(nn.Module):
             + self.segment_embedding(segments)
         )
         x = self.dropout(self.embedding_norm(x))  # (b, t, e)
-        weights = []
         for block in self.blocks:
-            if return_attention:
-                x, w = block(x, padding_mask=padding_mask, return_attention=True)  # (b, t, e), (b, h, t, t)
-                weights.append(w)
-            else:
-                x = block(x, padding_mask=padding_mask)  # (b, t, e)
-        return (x, weights) if return_attention else x
+            x = block(x, padding_mask=padding_mask, attention=attention)  # (b, t, e)
+        return x
 
 
 class MaskedLMHead(nn.Module):

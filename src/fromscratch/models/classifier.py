@@ -1,8 +1,7 @@
 """A sequence classifier (chapter 06): a transformer stack, a pooled summary, a linear layer.
 
 tokens ``(b, t)`` -> embeddings + positions -> ``depth`` blocks -> one vector per sequence ->
-``num_classes`` logits. The blog classifies IMDb reviews as positive or negative with
-``ClassifierConfig()``'s defaults.
+``num_classes`` logits. The blog classifies IMDb reviews with ``ClassifierConfig()``'s defaults.
 
 Shape legend: ``b`` batch, ``t`` length, ``e`` embedding, ``h`` heads, ``V`` vocabulary.
 """
@@ -11,11 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import torch
 from torch import Tensor, nn
 
 from fromscratch.attention.masks import check_padding_mask
-from fromscratch.blocks import TransformerStack
+from fromscratch.blocks.transformer import TransformerStack
 from fromscratch.models.config import resolve_config
 
 POOLINGS = ("mean", "cls")
@@ -36,9 +34,8 @@ class ClassifierConfig:
     ff_mult: int = 4  # feed-forward hidden width = ff_mult * e (blog: 4)
     dropout: float = 0.0  # after the embeddings and each sub-layer (blog: 0.0)
     norm: str = "post"  # "post": normalise after each residual sum (blog), "pre": before each sub-layer
-    kind: str = "standard"  # multi-head attention form: "standard", "wide" or "narrow" (chapter 04)
     pad_id: int | None = 0  # id of <pad>: without a padding_mask, these positions count as padding
-    checkpoint: bool = False  # recompute each block in the backward pass: less memory, more time (chapter 12)
+    checkpoint: bool = False  # recompute each block in the backward pass: less memory, more time (ch. 12)
 
     def __post_init__(self) -> None:
         if self.pooling not in POOLINGS:
@@ -49,15 +46,11 @@ class ClassifierConfig:
 
 
 def classifier_padding_mask(tokens: Tensor, padding_mask: Tensor | None, pad_id: int | None) -> Tensor | None:
-    """The padding mask a classifier reads ``tokens (b, t)`` with (chapters 06, 08).
-
-    The given ``padding_mask`` (checked to be a bool ``(b, t)``), else ``tokens != pad_id``, else None
-    (every position is real) when ``pad_id`` is None.
-    """
+    """The padding mask a classifier reads ``tokens (b, t)`` with (chapters 06, 08): the given one
+    (checked: bool ``(b, t)``), else ``tokens != pad_id``, else None (every position real)."""
     if tokens.dim() != 2:
         raise ValueError(
-            f"tokens must have shape (b, t), got {tuple(tokens.shape)}; "
-            "add a batch dimension with tokens[None]."
+            f"tokens must be (b, t), got {tuple(tokens.shape)}; add a batch dimension with tokens[None]."
         )
     if padding_mask is None and pad_id is not None:
         padding_mask = tokens != pad_id  # (b, t)
@@ -67,10 +60,8 @@ def classifier_padding_mask(tokens: Tensor, padding_mask: Tensor | None, pad_id:
 
 
 def mean_over_tokens(x: Tensor, padding_mask: Tensor | None) -> Tensor:
-    """The average of the vectors ``x (b, t, e)`` at real tokens (``padding_mask (b, t)``): ``(b, e)``.
-
-    A sequence without real tokens gets zeros.
-    """
+    """The average of ``x (b, t, e)`` over the real tokens (``padding_mask (b, t)``): ``(b, e)``;
+    zeros for a sequence without real tokens."""
     if padding_mask is None:
         return x.mean(dim=1)  # (b, e)
     keep = padding_mask[..., None].to(x.dtype)  # (b, t, 1)
@@ -78,15 +69,10 @@ def mean_over_tokens(x: Tensor, padding_mask: Tensor | None) -> Tensor:
 
 
 class Classifier(nn.Module):
-    """A sequence classifier (chapter 06), built from a :class:`ClassifierConfig`.
+    """A sequence classifier (chapter 06): ``Classifier(config, **fields)``.
 
-    ``Classifier(config, **fields)``: keyword arguments replace fields of ``config`` (of
-    ``ClassifierConfig()``, the blog's model, when no config is given); ``model.config`` is the result.
-
-    pooling="mean": the average of the output vectors of the real tokens (the blog's choice; padding
-    is left out). pooling="cls": the output vector at position 0, where the data put a ``<cls>``
-    token (``ReviewBatches(..., cls=True)``), as BERT does. Padded positions are hidden from
-    attention and left out of the mean.
+    ``pooling="mean"``: the average output of the real tokens (the blog); ``"cls"``: the output at
+    position 0, where the data put a ``<cls>`` token (BERT's way). Padding is hidden from attention.
     """
 
     def __init__(self, config: ClassifierConfig | None = None, **fields) -> None:
@@ -103,28 +89,17 @@ class Classifier(nn.Module):
             ff_mult=c.ff_mult,
             dropout=c.dropout,
             norm=c.norm,
-            kind=c.kind,
             checkpoint=c.checkpoint,
         )
         self.to_logits = nn.Linear(c.emb, c.num_classes)
 
     def forward(
-        self,
-        tokens: torch.Tensor,
-        *,
-        padding_mask: torch.Tensor | None = None,
-        return_attention: bool = False,
-    ):
-        """tokens: int ``(b, t)``; padding_mask: bool ``(b, t)``, True at real tokens (None:
-        ``tokens != pad_id``, or every position real when ``pad_id`` is None).
-
-        Returns logits ``(b, num_classes)``, or ``(logits, weights)`` with a list of ``depth``
-        attention tensors ``(b, h, t, t)`` when ``return_attention=True``.
-        """
+        self, tokens: Tensor, *, padding_mask: Tensor | None = None, attention: list[Tensor] | None = None
+    ) -> Tensor:
+        """tokens int ``(b, t)`` -> logits ``(b, num_classes)``. ``padding_mask`` bool ``(b, t)``, True
+        at real tokens (None: ``tokens != pad_id``); ``attention``: a list that gets one
+        ``(b, h, t, t)`` weight tensor per block."""
         padding_mask = classifier_padding_mask(tokens, padding_mask, self.pad_id)  # (b, t) or None
-        out = self.stack(tokens, padding_mask=padding_mask, return_attention=return_attention)
-        x, weights = out if return_attention else (out, None)  # x: (b, t, e)
-        cls = self.pooling == "cls"
-        summary = x[:, 0] if cls else mean_over_tokens(x, padding_mask)  # (b, e)
-        logits = self.to_logits(summary)  # (b, num_classes)
-        return (logits, weights) if return_attention else logits
+        x = self.stack(tokens, padding_mask=padding_mask, attention=attention)  # (b, t, e)
+        summary = x[:, 0] if self.pooling == "cls" else mean_over_tokens(x, padding_mask)  # (b, e)
+        return self.to_logits(summary)  # (b, num_classes)

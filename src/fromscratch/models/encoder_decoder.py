@@ -6,7 +6,7 @@ blocks of chapter 05. The **decoder** writes the target one token at a time; eac
 
 1. masked (causal) self-attention over the target so far, as in chapter 07's generator;
 2. **cross-attention**: queries from the decoder, keys and values from the encoder's output
-   (``SelfAttention(..., context=memory)``), so every target position can look at every source word;
+   (``Attention(x, context=memory)``), so every target position can look at every source word;
 3. the position-wise feed-forward.
 
 Training uses **teacher forcing**: the decoder's input is ``<s>`` + the reference translation minus
@@ -24,11 +24,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import torch.nn.functional as F
 from torch import Tensor, nn
 
-from fromscratch.attention import SelfAttention, check_length, position_parts
 from fromscratch.attention.cache import KVCache
-from fromscratch.blocks import FeedForward, TransformerBlock
+from fromscratch.attention.dot_product import fused_attention, scaled_dot_product_attention
+from fromscratch.attention.masks import causal_mask, check_padding_mask
+from fromscratch.attention.positions import PositionEmbedding, PositionEncoding, check_length
+from fromscratch.blocks.feedforward import FeedForward
+from fromscratch.blocks.transformer import TransformerBlock
 from fromscratch.models.config import resolve_config
 from fromscratch.models.pool_dropout import use_pool_dropout
 from fromscratch.tokenizers.special import PAD
@@ -55,6 +59,60 @@ class EncoderDecoderConfig:
     pool_dropout: bool = False  # cheaper dropout masks for CPU training (models.pool_dropout)
 
 
+class Attention(nn.Module):
+    """The decoder's multi-head attention (chapter 09): causal self-attention over the target, with
+    its KV cache, or cross-attention from the target to the encoder's output, whose projection the
+    cache keeps (it is the same at every decoding step)."""
+
+    def __init__(self, emb: int, heads: int, *, causal: bool) -> None:
+        super().__init__()
+        self.heads, self.causal = heads, causal
+        self.to_queries = nn.Linear(emb, emb, bias=False)
+        self.to_keys = nn.Linear(emb, emb, bias=False)
+        self.to_values = nn.Linear(emb, emb, bias=False)
+        self.unify_heads = nn.Linear(emb, emb)
+
+    def heads_of(self, projection: nn.Module, x: Tensor) -> Tensor:
+        """``x (b, t, e)`` projected and split into heads: ``(b, h, t, s)``."""
+        b, t, _ = x.shape
+        return projection(x).view(b, t, self.heads, -1).transpose(1, 2)  # (b, h, t, s)
+
+    def forward(
+        self,
+        x: Tensor,
+        context: Tensor | None = None,
+        *,
+        padding_mask: Tensor | None = None,
+        cache: KVCache | None = None,
+        attention: list[Tensor] | None = None,
+    ) -> Tensor:
+        """x ``(b, t, e)`` -> ``(b, t, e)``. Keys and values from ``context (b, tk, e)`` (cross-attention)
+        or from ``x`` (self-attention, after the cached positions); ``padding_mask (b, tk)`` True at real
+        keys. Appends ``(b, h, t, tk)`` weights to ``attention``."""
+        b, t, e = x.shape
+        q = self.heads_of(self.to_queries, x)  # (b, h, t, s)
+        if context is not None and cache is not None and len(cache):
+            k, v = cache.keys, cache.values  # the source's (b, h, tk, s), projected at the first step
+        else:
+            source = x if context is None else context  # (b, t or tk, e)
+            k, v = self.heads_of(self.to_keys, source), self.heads_of(self.to_values, source)  # (b, h, ., s)
+            if cache is not None:
+                k, v = cache.append(k, v)  # (b, h, tk, s)
+        tk = k.size(2)
+        mask = causal_mask(tk, x.device)[tk - t :] if self.causal else None  # (t, tk): the newest queries
+        if padding_mask is not None:
+            keys = padding_mask[:, None, None, :]  # (b, 1, 1, tk)
+            mask = keys if mask is None else mask & keys  # (b, 1, t, tk)
+        if attention is not None:
+            out, weights = scaled_dot_product_attention(q, k, v, mask)  # (b, h, t, s), (b, h, t, tk)
+            attention.append(weights)
+        elif self.causal and padding_mask is None and tk == t:
+            out = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # (b, h, t, s)
+        else:
+            out = fused_attention(q, k, v, mask)  # (b, h, t, s)
+        return self.unify_heads(out.transpose(1, 2).reshape(b, t, e))  # (b, t, e)
+
+
 class DecoderBlock(nn.Module):
     """Masked self-attention, cross-attention to the encoder's output, feed-forward (chapter 09).
 
@@ -69,50 +127,42 @@ class DecoderBlock(nn.Module):
         if norm not in ("post", "pre"):
             raise ValueError(f"norm must be 'post' or 'pre', got {norm!r}.")
         self.norm = norm
-        self.self_attention = SelfAttention(emb, heads, causal=True)
-        self.cross_attention = SelfAttention(emb, heads)
+        self.self_attention = Attention(emb, heads, causal=True)
+        self.cross_attention = Attention(emb, heads, causal=False)
         self.ff = FeedForward(emb, ff_mult, dropout)
         self.norm1, self.norm2, self.norm3 = nn.LayerNorm(emb), nn.LayerNorm(emb), nn.LayerNorm(emb)
         self.dropout = nn.Dropout(dropout)
+
+    def sublayer(self, x: Tensor, norm: nn.Module, layer) -> Tensor:
+        """``x + layer(norm(x))`` (pre-norm) or ``norm(x + layer(x))`` (post-norm), with dropout."""
+        if self.norm == "pre":
+            return x + self.dropout(layer(norm(x)))  # (b, tt, e)
+        return norm(x + self.dropout(layer(x)))  # (b, tt, e)
 
     def forward(
         self,
         x: Tensor,
         memory: Tensor,
         *,
-        padding_mask: Tensor | None = None,
         memory_padding_mask: Tensor | None = None,
-        return_attention: bool = False,
         cache: tuple[KVCache, KVCache] | None = None,
-    ):
+        attention: list[Tensor] | None = None,
+    ) -> Tensor:
         """x: decoder states ``(b, tt, e)``; memory: the encoder's output ``(b, ts, e)``;
-        ``padding_mask (b, tt)`` and ``memory_padding_mask (b, ts)`` are True at real tokens.
-        ``cache``: (self-attention's, cross-attention's) :class:`KVCache`; ``x`` then holds only the new
-        positions.
-        Returns ``(b, tt, e)``, or ``(out, self_weights (b, h, tt, tt), cross_weights (b, h, tt, ts))``."""
-        pre = self.norm == "pre"
+        ``memory_padding_mask (b, ts)`` True at real source tokens. ``cache``: (self-attention's,
+        cross-attention's) :class:`KVCache`; ``x`` then holds only the new positions. Returns
+        ``(b, tt, e)``; appends the self- ``(b, h, tt, tk)`` and the cross-attention ``(b, h, tt, ts)``
+        weights."""
         self_cache, cross_cache = cache if cache is not None else (None, None)
         # 1. masked self-attention: position i sees target positions 0..i
-        inner = self.norm1(x) if pre else x
-        out = self.self_attention(
-            inner, padding_mask=padding_mask, return_attention=return_attention, cache=self_cache
+        x = self.sublayer(
+            x, self.norm1, lambda y: self.self_attention(y, cache=self_cache, attention=attention)
         )
-        attended, self_w = out if return_attention else (out, None)  # (b, tt, e), (b, h, tt, tt)
-        x = x + self.dropout(attended) if pre else self.norm1(x + self.dropout(attended))
         # 2. cross-attention: queries from the target, keys and values from the source's encoding
-        inner = self.norm2(x) if pre else x
-        out = self.cross_attention(
-            inner,
-            context=memory,
-            padding_mask=memory_padding_mask,
-            return_attention=return_attention,
-            cache=cross_cache,
-        )
-        attended, cross_w = out if return_attention else (out, None)  # (b, tt, e), (b, h, tt, ts)
-        x = x + self.dropout(attended) if pre else self.norm2(x + self.dropout(attended))
+        options = dict(padding_mask=memory_padding_mask, cache=cross_cache, attention=attention)
+        x = self.sublayer(x, self.norm2, lambda y: self.cross_attention(y, memory, **options))
         # 3. the feed-forward, position by position
-        x = x + self.dropout(self.ff(self.norm3(x))) if pre else self.norm3(x + self.dropout(self.ff(x)))
-        return (x, self_w, cross_w) if return_attention else x
+        return self.sublayer(x, self.norm3, self.ff)  # (b, tt, e)
 
 
 class EncoderDecoder(nn.Module):
@@ -138,12 +188,11 @@ class EncoderDecoder(nn.Module):
             if c.share_embeddings
             else nn.Embedding(c.tgt_vocab_size, c.emb, padding_idx=c.pad_id)
         )
-        for table in {self.src_embedding, self.tgt_embedding}:
+        for table in dict.fromkeys([self.src_embedding, self.tgt_embedding]):  # each table once, in order
             nn.init.normal_(table.weight, std=c.emb**-0.5)  # unit-size rows after the sqrt(e) scale
             table.weight.data[c.pad_id] = 0
-        sizes = dict(max_len=c.max_len, emb=c.emb, heads=c.heads, head_dim=c.emb // c.heads, kinds=("added",))
-        self.src_positions = position_parts(c.positions, **sizes).added  # added to the embeddings, or None
-        self.tgt_positions = position_parts(c.positions, **sizes).added
+        self.src_positions = self.positions(c)  # added to the embeddings, or None
+        self.tgt_positions = self.positions(c)
         self.dropout = nn.Dropout(c.dropout)
         self.encoder = nn.ModuleList(
             TransformerBlock(c.emb, c.heads, ff_mult=c.ff_mult, dropout=c.dropout, norm=c.norm)
@@ -160,6 +209,17 @@ class EncoderDecoder(nn.Module):
             self.to_logits.weight = self.tgt_embedding.weight  # (V, e), one matrix
         if c.pool_dropout:
             use_pool_dropout(self)
+
+    @staticmethod
+    def positions(c: EncoderDecoderConfig) -> nn.Module | None:
+        """The position vectors ``config.positions`` names: sinusoidal, learned, or none."""
+        if c.positions == "sinusoidal":
+            return PositionEncoding(c.max_len, c.emb)
+        if c.positions == "learned":
+            return PositionEmbedding(c.max_len, c.emb)
+        if c.positions == "none":
+            return None
+        raise ValueError(f"positions must be 'sinusoidal', 'learned' or 'none'; got {c.positions!r}.")
 
     def _embed(
         self, tokens: Tensor, table: nn.Embedding, positions: nn.Module | None, name: str, offset: int = 0
@@ -180,19 +240,17 @@ class EncoderDecoder(nn.Module):
         """An empty decoding cache: (self-attention, cross-attention) :class:`KVCache` per decoder block."""
         return [(KVCache(), KVCache()) for _ in self.decoder]
 
-    def encode(self, src: Tensor, src_padding_mask: Tensor | None = None, *, return_attention: bool = False):
-        """src: int ``(b, ts)``. Returns the memory ``(b, ts, e)`` (and a list of ``(b, h, ts, ts)``
-        weights)."""
-        x = self._embed(src, self.src_embedding, self.src_positions, "src")
-        weights = []
+    def encode(
+        self, src: Tensor, src_padding_mask: Tensor | None = None, *, attention: list[Tensor] | None = None
+    ) -> Tensor:
+        """src int ``(b, ts)`` -> the memory ``(b, ts, e)``; ``attention`` gets one ``(b, h, ts, ts)``
+        tensor per encoder block."""
+        x = self._embed(src, self.src_embedding, self.src_positions, "src")  # (b, ts, e)
+        if src_padding_mask is not None:
+            check_padding_mask(src_padding_mask, *src.shape)
         for block in self.encoder:
-            if return_attention:
-                x, w = block(x, padding_mask=src_padding_mask, return_attention=True)
-                weights.append(w)
-            else:
-                x = block(x, padding_mask=src_padding_mask)  # (b, ts, e)
-        x = self.encoder_norm(x)
-        return (x, weights) if return_attention else x
+            x = block(x, padding_mask=src_padding_mask, attention=attention)  # (b, ts, e)
+        return self.encoder_norm(x)  # (b, ts, e)
 
     def decode(
         self,
@@ -200,31 +258,24 @@ class EncoderDecoder(nn.Module):
         memory: Tensor,
         src_padding_mask: Tensor | None = None,
         *,
-        return_attention: bool = False,
         cache: list[tuple[KVCache, KVCache]] | None = None,
-    ):
-        """tgt_in: int ``(b, tt)`` (``<s>`` first); memory ``(b, ts, e)``. Returns logits ``(b, tt, V)``, one
-        row per position of ``tgt_in`` (and lists of decoder self- ``(b, h, tt, tt)`` and cross-attention
-        ``(b, h, tt, ts)`` weights). ``cache`` (from :meth:`new_cache`, filled by earlier calls): ``tgt_in``
-        holds only the tokens after those already cached (one, when decoding), and the logits and the
-        self-attention weights cover only those new positions.
+        attention: list[Tensor] | None = None,
+    ) -> Tensor:
+        """tgt_in int ``(b, tt)`` (``<s>`` first), memory ``(b, ts, e)`` -> logits ``(b, tt, V)``, one row
+        per position of ``tgt_in``. ``cache`` (:meth:`new_cache`, filled by earlier calls): ``tgt_in``
+        holds only the tokens after those already decoded. ``attention`` gets, per decoder block, the
+        self- ``(b, h, tt, tk)`` and the cross-attention ``(b, h, tt, ts)`` weights.
 
         No target padding mask: target padding sits at the end, after every real token, so the causal
-        mask already hides it from every real position (and its own outputs are never scored); leaving
-        it out lets the decoder's self-attention take the fast causal kernel."""
+        mask already hides it from every real position (and its own outputs are never scored)."""
         past = len(cache[0][0]) if cache is not None else 0  # target positions already decoded
-        x = self._embed(tgt_in, self.tgt_embedding, self.tgt_positions, "tgt_in", offset=past)
-        self_weights, cross_weights = [], []
+        x = self._embed(tgt_in, self.tgt_embedding, self.tgt_positions, "tgt_in", offset=past)  # (b, tt, e)
+        if src_padding_mask is not None:
+            check_padding_mask(src_padding_mask, memory.size(0), memory.size(1))
         for i, block in enumerate(self.decoder):
-            options = dict(memory_padding_mask=src_padding_mask, cache=None if cache is None else cache[i])
-            if return_attention:
-                x, sw, cw = block(x, memory, **options, return_attention=True)
-                self_weights.append(sw)
-                cross_weights.append(cw)
-            else:
-                x = block(x, memory, **options)  # (b, tt, e)
-        logits = self.to_logits(self.decoder_norm(x))  # (b, tt, V)
-        return (logits, self_weights, cross_weights) if return_attention else logits
+            options = dict(memory_padding_mask=src_padding_mask, attention=attention)
+            x = block(x, memory, cache=None if cache is None else cache[i], **options)  # (b, tt, e)
+        return self.to_logits(self.decoder_norm(x))  # (b, tt, V)
 
     def forward(
         self,
@@ -232,17 +283,20 @@ class EncoderDecoder(nn.Module):
         tgt_in: Tensor,
         src_padding_mask: Tensor | None = None,
         *,
-        return_attention: bool = False,
-    ):
-        """src ``(b, ts)``, tgt_in ``(b, tt)``, ``src_padding_mask (b, ts)`` True at real tokens. Returns
-        logits ``(b, tt, V)``, or ``(logits, {"encoder": [...], "decoder": [...], "cross": [...]})`` with one
-        weight tensor per layer. (No target padding mask: see :meth:`decode`.)"""
-        if return_attention:
-            memory, enc_w = self.encode(src, src_padding_mask, return_attention=True)
-            logits, dec_w, cross_w = self.decode(tgt_in, memory, src_padding_mask, return_attention=True)
-            return logits, {"encoder": enc_w, "decoder": dec_w, "cross": cross_w}
-        memory = self.encode(src, src_padding_mask)  # (b, ts, e)
-        return self.decode(tgt_in, memory, src_padding_mask)  # (b, tt, V)
+        attention: list[Tensor] | None = None,
+    ) -> Tensor:
+        """src ``(b, ts)``, tgt_in ``(b, tt)``, ``src_padding_mask (b, ts)`` True at real tokens -> logits
+        ``(b, tt, V)``. ``attention`` gets the encoder's weights, then the decoder's (self, cross per
+        block): :meth:`attention_parts` sorts them. (No target padding mask: see :meth:`decode`.)"""
+        memory = self.encode(src, src_padding_mask, attention=attention)  # (b, ts, e)
+        return self.decode(tgt_in, memory, src_padding_mask, attention=attention)  # (b, tt, V)
+
+    def attention_parts(self, weights: list[Tensor]) -> dict[str, list[Tensor]]:
+        """The list ``forward(..., attention=weights)`` filled, by kind: ``"encoder"`` ``(b, h, ts, ts)``,
+        ``"decoder"`` (self-attention) ``(b, h, tt, tt)`` and ``"cross"`` ``(b, h, tt, ts)``, one per
+        block."""
+        n = self.config.encoder_depth
+        return {"encoder": weights[:n], "decoder": weights[n::2], "cross": weights[n + 1 :: 2]}
 
 
-__all__ = ["DecoderBlock", "EncoderDecoder", "EncoderDecoderConfig"]
+__all__ = ["Attention", "DecoderBlock", "EncoderDecoder", "EncoderDecoderConfig"]

@@ -70,14 +70,11 @@ class BagEncoder(nn.Module):
 class RecurrentEncoder(nn.Module):
     """A recurrent encoder (chapter 08): a GRU or LSTM over the token embeddings, then a linear map.
 
-    ``depth`` stacked recurrent layers with ``hidden`` units per direction (None: ``e``); the states
-    ``(b, t, hidden)`` (``2 * hidden`` with ``bidirectional=True``) are mapped back to ``e``. Padding
-    is handled by packing (``pack_padded_sequence``): each sequence is run over its real tokens
-    only, so the backward direction starts at its last real token. Output ``i`` of a one-way network
-    depends on inputs ``0..i`` only, reached through ``i`` sequential steps.
-
-    ``forward(tokens (b, t), *, padding_mask (b, t) | None) -> (b, t, e)``, zeros at padding; a
-    sequence that is all padding gets zeros.
+    ``depth`` layers, ``hidden`` units per direction (None: ``e``); the states ``(b, t, hidden)``
+    (``2 * hidden`` bidirectional) are mapped back to ``e``. Packing runs each sequence over its real
+    tokens only (the backward direction starts at its last real token).
+    ``forward(tokens (b, t), *, padding_mask (b, t) | None) -> (b, t, e)``, zeros at padding (all of a
+    sequence that is only padding).
     """
 
     def __init__(

@@ -1,18 +1,17 @@
-"""GPT-2 (Radford et al. 2019): a decoder-only language model, in our own blocks (chapter 10).
+"""GPT-2 (Radford et al. 2019): a decoder-only language model, top to bottom in one file (chapter 10).
 
-Chapter 07's generator with GPT-2's choices: **pre-norm** blocks (``x + attention(norm(x))``) and
-a final LayerNorm, query/key/value biases, GELU in its tanh approximation (GPT-2's ``gelu_new``),
-learned positions, and an output layer **tied** to the token embedding (no bias): the logit of
-token ``v`` is the dot product of the last hidden state with ``v``'s input embedding.
+Chapter 07's generator with GPT-2's choices: **pre-norm** blocks (``x + attention(norm(x))``) and a
+final LayerNorm, query/key/value biases, GELU in its tanh approximation (GPT-2's ``gelu_new``),
+learned positions, and an output layer **tied** to the token embedding. Its attention keeps a
+caller-owned KV cache (chapter 11): generating, each step feeds only the new token.
 ids ``(b, t)`` -> logits ``(b, t, V)``, where ``logits[:, i]`` scores the token at ``i + 1``.
 
-Module layout (the chapter 11 KV cache works on it as on any causal :class:`TransformerBlock`):
-``token_embedding``, ``position_embedding``, ``blocks`` (a ``ModuleList`` of pre-norm, causal
-``TransformerBlock``), ``final_norm``, ``to_logits`` (weight tied to ``token_embedding.weight``).
-Generate with :func:`fromscratch.generate.generate_tokens` (``context=model.context``), which uses
-the chapter 11 key-value cache through :meth:`GPT2.new_cache` and ``forward(..., cache=...)``.
+Module names (``interop.huggingface.gpt2_table`` maps them to Hugging Face's): ``token_embedding``,
+``position_embedding``, ``blocks.i`` (``norm1``, ``attention.{to_queries, to_keys, to_values,
+unify_heads}``, ``norm2``, ``ff.net.{0, 3}``), ``final_norm``, ``to_logits``.
 
-Shape legend: ``b`` batch, ``t`` length, ``e`` embedding, ``h`` heads, ``V`` vocabulary.
+Shape legend: ``b`` batch, ``t`` new positions, ``tk`` all positions (cached + new), ``e`` embedding,
+``h`` heads, ``s = e // h``, ``V`` vocabulary.
 """
 
 from __future__ import annotations
@@ -22,9 +21,11 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from fromscratch.attention import KVCache, check_length
-from fromscratch.attention.masks import check_padding_mask
-from fromscratch.blocks import TransformerBlock
+from fromscratch.attention.cache import KVCache
+from fromscratch.attention.dot_product import fused_attention, scaled_dot_product_attention
+from fromscratch.attention.masks import causal_mask, check_padding_mask
+from fromscratch.attention.positions import check_length
+from fromscratch.blocks.feedforward import FeedForward
 from fromscratch.models.config import resolve_config
 
 
@@ -43,7 +44,7 @@ class GPT2Config:
 
 
 def gpt2_init(module: nn.Module) -> None:
-    """GPT-2's initialisation (Llama's too): normal(0, 0.02) weights, zero biases; norms keep gain 1.
+    """GPT-2's initialisation: normal(0, 0.02) weights, zero biases; norms keep gain 1.
     ``model.apply(gpt2_init)`` visits every module."""
     if isinstance(module, (nn.Linear, nn.Embedding)):
         nn.init.normal_(module.weight, std=0.02)
@@ -51,8 +52,67 @@ def gpt2_init(module: nn.Module) -> None:
             nn.init.zeros_(module.bias)
 
 
+class CausalSelfAttention(nn.Module):
+    """Causal multi-head attention with biases everywhere and a KV cache: ``(b, t, e) -> (b, t, e)``."""
+
+    def __init__(self, emb: int, heads: int) -> None:
+        super().__init__()
+        self.heads = heads
+        self.to_queries = nn.Linear(emb, emb)
+        self.to_keys = nn.Linear(emb, emb)
+        self.to_values = nn.Linear(emb, emb)
+        self.unify_heads = nn.Linear(emb, emb)
+
+    def forward(
+        self,
+        x: Tensor,
+        *,
+        padding_mask: Tensor | None = None,
+        cache: KVCache | None = None,
+        attention: list[Tensor] | None = None,
+    ) -> Tensor:
+        """x: the new positions ``(b, t, e)``; ``padding_mask (b, tk)``; ``cache``: the earlier
+        positions' keys and values, extended here. Appends ``(b, h, t, tk)`` weights to ``attention``."""
+        b, t, e = x.shape
+        h = self.heads
+        q = self.to_queries(x).view(b, t, h, -1).transpose(1, 2)  # (b, h, t, s)
+        k = self.to_keys(x).view(b, t, h, -1).transpose(1, 2)  # (b, h, t, s)
+        v = self.to_values(x).view(b, t, h, -1).transpose(1, 2)  # (b, h, t, s)
+        if cache is not None:
+            k, v = cache.append(k, v)  # (b, h, tk, s): the cached positions, then these
+        tk = k.size(2)
+        mask = causal_mask(tk, x.device)[tk - t :]  # (t, tk): the queries are the last t positions
+        if padding_mask is not None:
+            mask = mask & padding_mask[:, None, None, :]  # (b, 1, t, tk)
+        if attention is not None:
+            out, weights = scaled_dot_product_attention(q, k, v, mask)  # (b, h, t, s), (b, h, t, tk)
+            attention.append(weights)
+        elif padding_mask is None and tk == t:
+            out = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)  # (b, h, t, s)
+        else:
+            out = fused_attention(q, k, v, mask)  # (b, h, t, s)
+        return self.unify_heads(out.transpose(1, 2).reshape(b, t, e))  # (b, t, e)
+
+
+class Block(nn.Module):
+    """A pre-norm block: ``x + attention(norm1(x))``, then ``x + ff(norm2(x))`` (GELU, tanh form)."""
+
+    def __init__(self, c: GPT2Config) -> None:
+        super().__init__()
+        self.attention = CausalSelfAttention(c.emb, c.heads)
+        self.norm1 = nn.LayerNorm(c.emb, eps=c.norm_eps)
+        self.norm2 = nn.LayerNorm(c.emb, eps=c.norm_eps)
+        self.ff = FeedForward(c.emb, c.ff_mult, c.dropout, activation="gelu_tanh")
+        self.dropout = nn.Dropout(c.dropout)
+
+    def forward(self, x: Tensor, **options) -> Tensor:
+        """x ``(b, t, e)`` -> ``(b, t, e)``; ``options`` (masks, cache, attention) go to the attention."""
+        x = x + self.dropout(self.attention(self.norm1(x), **options))  # (b, t, e)
+        return x + self.dropout(self.ff(self.norm2(x)))  # (b, t, e)
+
+
 class GPT2(nn.Module):
-    """GPT-2 in our blocks; ``GPT2(config, **fields)``. ``forward(input_ids)`` -> logits ``(b, t, V)``."""
+    """GPT-2: ``GPT2(config, **fields)``; ``forward(input_ids)`` -> logits ``(b, t, V)``."""
 
     def __init__(self, config: GPT2Config | None = None, **fields) -> None:
         super().__init__()
@@ -61,27 +121,14 @@ class GPT2(nn.Module):
         self.token_embedding = nn.Embedding(c.vocab_size, c.emb)
         self.position_embedding = nn.Embedding(c.context, c.emb)
         self.dropout = nn.Dropout(c.dropout)
-        self.blocks = nn.ModuleList(
-            TransformerBlock(
-                c.emb,
-                c.heads,
-                ff_mult=c.ff_mult,
-                dropout=c.dropout,
-                norm="pre",
-                causal=True,
-                qkv_bias=True,
-                activation="gelu_tanh",  # GPT-2's "gelu_new"; differs from exact GELU by ~1e-3
-                norm_eps=c.norm_eps,
-            )
-            for _ in range(c.depth)
-        )
+        self.blocks = nn.ModuleList(Block(c) for _ in range(c.depth))
         self.final_norm = nn.LayerNorm(c.emb, eps=c.norm_eps)
         self.to_logits = nn.Linear(c.emb, c.vocab_size, bias=False)
         self.to_logits.weight = self.token_embedding.weight  # tied: one (V, e) matrix
         self.apply(gpt2_init)
 
     def new_cache(self) -> list[KVCache]:
-        """An empty key-value cache, one :class:`~fromscratch.attention.KVCache` per block (chapter 11)."""
+        """An empty KV cache for :meth:`forward`: one :class:`KVCache` per block (chapter 11)."""
         return [KVCache() for _ in self.blocks]
 
     def forward(
@@ -89,40 +136,28 @@ class GPT2(nn.Module):
         input_ids: Tensor,
         *,
         padding_mask: Tensor | None = None,
-        return_attention: bool = False,
         cache: list[KVCache] | None = None,
-    ):
-        """input_ids: int ``(b, t)``, ``t <= context``; padding_mask: bool ``(b, t)`` (True at real tokens;
-        pad at the end, so real tokens keep their positions). Returns logits ``(b, t, V)``, or
-        ``(logits, weights)`` with one ``(b, h, t, t)`` tensor per block when ``return_attention=True``.
-
-        ``cache`` (chapter 11): the list :meth:`new_cache` made, filled by earlier calls; ``input_ids``
-        are then the positions that follow the cached ones, and their positions are counted from there.
-        """
+        attention: list[Tensor] | None = None,
+    ) -> Tensor:
+        """input_ids int ``(b, t)`` -> logits ``(b, t, V)``. ``padding_mask`` bool ``(b, tk)``, True at
+        real tokens (padding at the end). ``cache`` (:meth:`new_cache`, filled by earlier calls):
+        ``input_ids`` are the positions after the cached ones. ``attention`` gets one
+        ``(b, h, t, tk)`` tensor per block."""
         if input_ids.dim() != 2:
             raise ValueError(
-                f"input_ids must have shape (b, t), got {tuple(input_ids.shape)}; "
-                "add a batch dimension with ids[None]."
+                f"input_ids must be (b, t), got {tuple(input_ids.shape)}; add a batch dimension: ids[None]."
             )
         b, t = input_ids.shape
         past = len(cache[0]) if cache else 0  # positions already in the cache
         check_length(past + t, self.context)
         if padding_mask is not None:
-            check_padding_mask(padding_mask, b, t)
+            check_padding_mask(padding_mask, b, past + t)
         positions = torch.arange(past, past + t, device=input_ids.device)  # (t,)
         x = self.dropout(self.token_embedding(input_ids) + self.position_embedding(positions))  # (b, t, e)
-        weights = []
         for i, block in enumerate(self.blocks):
-            extra = {} if cache is None else {"cache": cache[i]}
-            if return_attention:
-                x, w = block(
-                    x, padding_mask=padding_mask, return_attention=True, **extra
-                )  # (b, t, e), (b, h, t, t)
-                weights.append(w)
-            else:
-                x = block(x, padding_mask=padding_mask, **extra)  # (b, t, e)
-        logits = self.to_logits(self.final_norm(x))  # (b, t, V)
-        return (logits, weights) if return_attention else logits
+            layer_cache = cache[i] if cache is not None else None
+            x = block(x, padding_mask=padding_mask, cache=layer_cache, attention=attention)  # (b, t, e)
+        return self.to_logits(self.final_norm(x))  # (b, t, V)
 
 
-__all__ = ["GPT2", "GPT2Config"]
+__all__ = ["GPT2", "GPT2Config", "gpt2_init"]

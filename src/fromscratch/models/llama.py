@@ -1,48 +1,39 @@
-"""A Llama-style decoder (Touvron et al. 2023), in our own blocks (chapter 14).
+"""A Llama-style decoder (Touvron et al. 2023), top to bottom in one file (chapter 14).
 
-GPT-2 (chapter 10) with the changes today's open models share: **pre-norm with RMSNorm**, a
-**SwiGLU** feed-forward, **rotary** positions (RoPE, chapter 11) with a base ``rope_theta``,
-**grouped-query attention** (``kv_heads`` key/value heads shared by the ``heads`` query heads), no
-biases, and an output layer tied to the token embedding or not. ids ``(b, t)`` -> logits
-``(b, t, V)``, where ``logits[:, i]`` scores the token at ``i + 1``.
+GPT-2 (chapter 10) with the changes today's open models share: **RMSNorm** before each sub-layer, a
+**SwiGLU** feed-forward, **rotary** positions (RoPE, chapter 11) with base ``rope_theta``,
+**grouped-query attention** (``kv_heads`` key/value heads shared by the ``heads`` query heads, so the
+KV cache holds ``(b, hk, t, s)``), no biases, and an output layer tied to the token embedding or not.
+ids ``(b, t)`` -> logits ``(b, t, V)``, where ``logits[:, i]`` scores the token at ``i + 1``.
 
-Each change is a field of :class:`LlamaConfig`, so chapter 14 can also build the way there: with
-``norm="layer", feedforward="gelu", positions="learned", kv_heads=heads, bias=True`` the same class
-is a GPT-2-style decoder (pre-norm LayerNorm, GELU MLP, learned positions, biases, tied output),
-and the ablation switches one field at a time.
+Chapter 14's ablation walks there from GPT-2 one field of :class:`LlamaConfig` at a time: ``norm``
+("layer" or "rms"), ``feedforward`` ("gelu": GPT-2's MLP, or "swiglu"), ``positions`` ("learned" or
+"rope"), ``kv_heads`` and ``bias``.
 
-RoPE here rotates **interleaved pairs** ``(2m, 2m+1)`` of each head (:func:`~fromscratch.attention.rotate`,
-as Meta's and llama2.c's code); Hugging Face's Llama rotates the two **halves** ``(m, m + s/2)``.
-Both are RoPE, with the coordinates of each head in another order; :mod:`fromscratch.interop.hf_llama`
-reorders the query and key weights when it converts.
+RoPE rotates **interleaved pairs** ``(2m, 2m+1)`` of each head (Meta's and llama2.c's layout);
+Hugging Face's Llama rotates the two halves, and :mod:`fromscratch.interop.hf_llama` reorders the
+query and key weights when it converts.
 
-Module layout: ``token_embedding``, ``position_embedding`` (added positions only), ``rotary``,
-``position_bias``,
-``blocks`` (a ``ModuleList`` of pre-norm causal :class:`~fromscratch.blocks.TransformerBlock`:
-``norm1``, ``attention`` (``to_queries``, ``to_keys``, ``to_values``, ``unify_heads``), ``norm2``,
-``ff`` (``gate``, ``up``, ``down``)), ``final_norm``, ``to_logits``. The KV cache
-(:meth:`Llama.new_cache`) holds ``(b, hk, t, s)`` keys and values per block: ``heads / kv_heads``
-times less than multi-head attention's.
-
-Shape legend: ``b`` batch, ``t`` length, ``e`` embedding, ``h`` heads, ``hk`` key/value heads,
-``s = e // h``, ``V`` vocabulary.
+Shape legend: ``b`` batch, ``t`` new positions, ``tk`` all positions (cached + new), ``e`` embedding,
+``h`` query heads, ``hk`` key/value heads, ``s = e // h``, ``V`` vocabulary.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import torch
+import torch.nn.functional as F
 from torch import Tensor, nn
 
-from fromscratch.attention import KVCache, check_length, position_parts
-from fromscratch.attention.grouped import check_kv_heads
-from fromscratch.attention.masks import check_padding_mask
-from fromscratch.blocks import TransformerBlock, make_norm
+from fromscratch.attention.cache import KVCache
+from fromscratch.attention.dot_product import fused_attention, scaled_dot_product_attention
+from fromscratch.attention.masks import causal_mask, check_padding_mask
+from fromscratch.attention.positions import PositionEmbedding, RotaryEmbedding, check_length
 from fromscratch.models.config import resolve_config
-from fromscratch.models.gpt2 import gpt2_init
 
-NORMS = ("rms", "layer")  # the block's norm_kind
-FEEDFORWARDS = {"swiglu": ("swiglu", "relu"), "gelu": ("mlp", "gelu")}  # a block's options
+# F.scaled_dot_product_attention shares key/value heads itself (enable_gqa) from PyTorch 2.5 on
+FUSED_GQA = torch.torch_version.TorchVersion(torch.__version__) >= (2, 5)
 
 
 @dataclass(frozen=True)
@@ -57,11 +48,11 @@ class LlamaConfig:
     depth: int = 30  # blocks (Llama 2 7B: 32)
     hidden: int = 1_536  # the feed-forward's inner width (Llama 2 7B: 11,008, about 8e/3 rounded up)
     rope_theta: float = 100_000.0  # RoPE base θ: pair m turns by θ^(-2m/s) per position (Llama 2: 10,000)
-    norm_eps: float = 1e-5  # RMSNorm epsilon (Llama 2: 1e-5)
+    norm_eps: float = 1e-5  # the norms' epsilon (Llama 2: 1e-5)
     tied: bool = True  # output layer = token embedding (SmolLM2, stories260K: yes; Llama 2: no)
     norm: str = "rms"  # "rms" (Llama) or "layer" (GPT-2's LayerNorm; chapter 14's ablation)
     feedforward: str = "swiglu"  # "swiglu" (Llama) or "gelu" (GPT-2's MLP, hidden wide; the ablation)
-    positions: str = "rope"  # "rope" (Llama), "learned" (GPT-2's; the ablation), any attention.SCHEMES name
+    positions: str = "rope"  # "rope" (Llama) or "learned" (GPT-2's; the ablation)
     bias: bool = False  # biases in every linear layer (Llama: none; GPT-2: all)
     dropout: float = 0.0  # after the embeddings and each sub-layer (Llama: 0)
 
@@ -71,8 +62,144 @@ class LlamaConfig:
         return self.emb // self.heads
 
 
+class RMSNorm(nn.Module):
+    """``x / sqrt(mean(x²) + eps) · weight`` over the last dimension, computed in float32 (as Llama's
+    code); x ``(..., e)`` -> ``(..., e)``. Equal to ``torch.nn.RMSNorm(e, eps)`` (PyTorch >= 2.4)."""
+
+    def __init__(self, emb: int, eps: float = 1e-5) -> None:
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(emb))  # (e,): the gain γ, no bias
+
+    def extra_repr(self) -> str:
+        return f"{self.weight.numel()}, eps={self.eps:g}"
+
+    def forward(self, x: Tensor) -> Tensor:
+        x32 = x.float()  # (..., e)
+        rms = torch.sqrt(x32.pow(2).mean(dim=-1, keepdim=True) + self.eps)  # (..., 1)
+        return (x32 / rms).to(x.dtype) * self.weight  # (..., e)
+
+
+def swiglu_hidden(emb: int, ff_mult: int = 4, multiple_of: int = 1) -> int:
+    """SwiGLU's hidden width with as many weights as an MLP of width ``ff_mult · e``: ``2/3`` of it,
+    rounded up to a multiple of ``multiple_of`` (Llama: 256). ``swiglu_hidden(768) == 2048``."""
+    width = 2 * ff_mult * emb // 3
+    return -(-width // multiple_of) * multiple_of
+
+
+class SwiGLU(nn.Module):
+    """Llama's gated feed-forward: ``down(silu(gate(x)) * up(x))``, ``hidden`` wide inside.
+
+    Hugging Face's ``gate_proj, up_proj, down_proj``; llama2.c's ``w1, w3, w2``. x ``(b, t, e)`` ->
+    ``(b, t, e)``.
+    """
+
+    def __init__(self, emb: int, hidden: int, dropout: float = 0.0, *, bias: bool = False) -> None:
+        super().__init__()
+        self.gate = nn.Linear(emb, hidden, bias=bias)
+        self.up = nn.Linear(emb, hidden, bias=bias)
+        self.down = nn.Linear(hidden, emb, bias=bias)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: Tensor) -> Tensor:
+        gated = F.silu(self.gate(x)) * self.up(x)  # (b, t, hidden): silu(z) = z · sigmoid(z)
+        return self.down(self.dropout(gated))  # (b, t, e)
+
+
+class MLP(nn.Module):
+    """GPT-2's feed-forward, ``hidden`` wide (chapter 14's ablation): linear, exact GELU, linear."""
+
+    def __init__(self, emb: int, hidden: int, dropout: float = 0.0, *, bias: bool = True) -> None:
+        super().__init__()
+        self.net = nn.Sequential(
+            nn.Linear(emb, hidden, bias=bias),
+            nn.GELU(),
+            nn.Dropout(dropout),
+            nn.Linear(hidden, emb, bias=bias),
+        )
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.net(x)  # (b, t, e)
+
+
+class GroupedQueryAttention(nn.Module):
+    """Causal attention with ``h`` query heads and ``hk`` key/value heads, RoPE and a KV cache.
+
+    Query head ``j`` reads key/value head ``j // (h / hk)``. ``hk = h``: multi-head attention.
+    """
+
+    def __init__(self, emb: int, heads: int, kv_heads: int, *, bias: bool = False) -> None:
+        super().__init__()
+        self.heads, self.kv_heads, s = heads, kv_heads, emb // heads
+        self.to_queries = nn.Linear(emb, heads * s, bias=bias)
+        self.to_keys = nn.Linear(emb, kv_heads * s, bias=bias)
+        self.to_values = nn.Linear(emb, kv_heads * s, bias=bias)
+        self.unify_heads = nn.Linear(heads * s, emb, bias=bias)
+
+    def forward(
+        self,
+        x: Tensor,
+        *,
+        rotary: RotaryEmbedding | None = None,
+        padding_mask: Tensor | None = None,
+        cache: KVCache | None = None,
+        attention: list[Tensor] | None = None,
+    ) -> Tensor:
+        """x: the new positions ``(b, t, e)`` -> ``(b, t, e)``. ``rotary`` turns queries and keys at their
+        absolute positions; ``padding_mask (b, tk)``; ``cache`` gets these keys and values (``hk`` heads).
+        Appends ``(b, h, t, tk)`` weights to ``attention``."""
+        b, t, e = x.shape
+        h, hk = self.heads, self.kv_heads
+        past = len(cache) if cache is not None else 0  # positions already cached
+        q = self.to_queries(x).view(b, t, h, -1).transpose(1, 2)  # (b, h, t, s)
+        k = self.to_keys(x).view(b, t, hk, -1).transpose(1, 2)  # (b, hk, t, s)
+        v = self.to_values(x).view(b, t, hk, -1).transpose(1, 2)  # (b, hk, t, s)
+        if rotary is not None:
+            q, k = rotary(q, offset=past), rotary(k, offset=past)  # positions past .. past + t - 1
+        if cache is not None:
+            k, v = cache.append(k, v)  # (b, hk, tk, s)
+        tk = k.size(2)
+        mask = causal_mask(tk, x.device)[tk - t :]  # (t, tk): the queries are the last t positions
+        if padding_mask is not None:
+            mask = mask & padding_mask[:, None, None, :]  # (b, 1, t, tk)
+        shared = {}  # how the fused kernel learns that hk < h
+        if attention is not None or not FUSED_GQA:  # each key/value head, once per query head it serves
+            k, v = k.repeat_interleave(h // hk, dim=1), v.repeat_interleave(h // hk, dim=1)  # (b, h, tk, s)
+        elif hk != h:
+            shared = {"enable_gqa": True}  # the kernel shares the hk heads itself, without copies
+        if attention is not None:
+            out, weights = scaled_dot_product_attention(q, k, v, mask)  # (b, h, t, s), (b, h, t, tk)
+            attention.append(weights)
+        elif padding_mask is None and tk == t:
+            out = F.scaled_dot_product_attention(q, k, v, is_causal=True, **shared)  # (b, h, t, s)
+        else:
+            out = fused_attention(q, k, v, mask, **shared)  # (b, h, t, s)
+        return self.unify_heads(out.transpose(1, 2).reshape(b, t, -1))  # (b, t, e)
+
+
+class LlamaBlock(nn.Module):
+    """A pre-norm block: ``x + attention(norm1(x))``, then ``x + ff(norm2(x))``."""
+
+    def __init__(self, c: LlamaConfig) -> None:
+        super().__init__()
+        self.attention = GroupedQueryAttention(c.emb, c.heads, c.kv_heads, bias=c.bias)
+        self.norm1 = RMSNorm(c.emb, c.norm_eps) if c.norm == "rms" else nn.LayerNorm(c.emb, c.norm_eps)
+        self.norm2 = RMSNorm(c.emb, c.norm_eps) if c.norm == "rms" else nn.LayerNorm(c.emb, c.norm_eps)
+        if c.feedforward == "swiglu":
+            self.ff = SwiGLU(c.emb, c.hidden, c.dropout, bias=c.bias)
+        else:
+            self.ff = MLP(c.emb, c.hidden, c.dropout, bias=c.bias)
+        self.dropout = nn.Dropout(c.dropout)
+
+    def forward(self, x: Tensor, **options) -> Tensor:
+        """x ``(b, t, e)`` -> ``(b, t, e)``; ``options`` (rotary, padding_mask, cache, attention) go to
+        the attention."""
+        x = x + self.dropout(self.attention(self.norm1(x), **options))  # (b, t, e)
+        return x + self.dropout(self.ff(self.norm2(x)))  # (b, t, e)
+
+
 class Llama(nn.Module):
-    """A Llama-style decoder; ``Llama(config, **fields)``. ``forward(ids)`` -> logits ``(b, t, V)``."""
+    """A Llama-style decoder: ``Llama(config, **fields)``; ``forward(input_ids)`` -> logits ``(b, t, V)``."""
 
     def __init__(self, config: LlamaConfig | None = None, **fields) -> None:
         super().__init__()
@@ -82,49 +209,40 @@ class Llama(nn.Module):
                 f"emb={c.emb} must be a multiple of heads={c.heads} with an even head width (RoPE turns "
                 f"pairs); got head width {c.emb / c.heads:g}."
             )
-        check_kv_heads(c.heads, c.kv_heads)
+        if c.kv_heads <= 0 or c.heads % c.kv_heads:
+            divisors = [n for n in range(1, c.heads + 1) if c.heads % n == 0]
+            raise ValueError(
+                f"kv_heads={c.kv_heads} must divide heads={c.heads}: each key/value head serves "
+                f"heads / kv_heads query heads. Pick kv_heads from {divisors}."
+            )
         for name, value, choices in [
-            ("norm", c.norm, NORMS),
-            ("feedforward", c.feedforward, FEEDFORWARDS),
+            ("norm", c.norm, ("rms", "layer")),
+            ("feedforward", c.feedforward, ("swiglu", "gelu")),
+            ("positions", c.positions, ("rope", "learned")),
         ]:
             if value not in choices:
                 raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}.")
         self.context, self.vocab_size = c.context, c.vocab_size
         self.token_embedding = nn.Embedding(c.vocab_size, c.emb)
-        parts = position_parts(
-            c.positions, max_len=c.context, emb=c.emb, heads=c.heads, head_dim=c.head_dim, base=c.rope_theta
-        )
-        self.position_embedding, self.rotary, self.position_bias = parts.added, parts.rotary, parts.bias
-        self._register_load_state_dict_pre_hook(_renamed_positions)
+        if c.positions == "learned":
+            self.position_embedding = PositionEmbedding(c.context, c.emb)
+        else:
+            self.rotary = RotaryEmbedding(c.head_dim, base=c.rope_theta)
         self.dropout = nn.Dropout(c.dropout)
-        feedforward, activation = FEEDFORWARDS[c.feedforward]
-        self.blocks = nn.ModuleList(
-            TransformerBlock(
-                c.emb,
-                c.heads,
-                dropout=c.dropout,
-                norm="pre",
-                causal=True,
-                qkv_bias=c.bias,
-                activation=activation,
-                norm_eps=c.norm_eps,
-                norm_kind=c.norm,
-                feedforward=feedforward,
-                hidden=c.hidden,
-                bias=c.bias,
-                kv_heads=c.kv_heads,
-            )
-            for _ in range(c.depth)
-        )
-        self.final_norm = make_norm(c.norm, c.emb, c.norm_eps)
+        self.blocks = nn.ModuleList(LlamaBlock(c) for _ in range(c.depth))
+        self.final_norm = RMSNorm(c.emb, c.norm_eps) if c.norm == "rms" else nn.LayerNorm(c.emb, c.norm_eps)
         self.to_logits = nn.Linear(c.emb, c.vocab_size, bias=False)
-        self.apply(gpt2_init)  # GPT-2's initialisation: normal(0, 0.02), zero biases
+        for module in self.modules():  # GPT-2's initialisation: normal(0, 0.02), zero biases
+            if isinstance(module, (nn.Linear, nn.Embedding)):
+                nn.init.normal_(module.weight, std=0.02)
+            if isinstance(module, nn.Linear) and module.bias is not None:
+                nn.init.zeros_(module.bias)
         if c.tied:
             self.to_logits.weight = self.token_embedding.weight  # one (V, e) matrix
 
     def new_cache(self) -> list[KVCache]:
-        """An empty key-value cache, one :class:`~fromscratch.attention.KVCache` per block (chapter 11);
-        each will hold ``(b, hk, t, s)`` keys and values."""
+        """An empty KV cache for :meth:`forward`: one :class:`KVCache` per block, each to hold
+        ``(b, hk, t, s)`` keys and values."""
         return [KVCache() for _ in self.blocks]
 
     def forward(
@@ -132,54 +250,31 @@ class Llama(nn.Module):
         input_ids: Tensor,
         *,
         padding_mask: Tensor | None = None,
-        return_attention: bool = False,
         cache: list[KVCache] | None = None,
-    ):
-        """input_ids: int ``(b, t)``, ``t <= context``; padding_mask: bool ``(b, t)`` (True at real tokens,
-        padding at the end). Returns logits ``(b, t, V)``, or ``(logits, weights)`` with one ``(b, h, t, tk)``
-        tensor per block when ``return_attention=True``.
-
-        ``cache``: the list :meth:`new_cache` made, filled by earlier calls; ``input_ids`` are then the
-        positions after the cached ones (their rotations and positions count from there)."""
+        attention: list[Tensor] | None = None,
+    ) -> Tensor:
+        """input_ids int ``(b, t)`` -> logits ``(b, t, V)``. ``padding_mask`` bool ``(b, tk)``, True at
+        real tokens (padding at the end). ``cache`` (:meth:`new_cache`, filled by earlier calls):
+        ``input_ids`` are the positions after the cached ones. ``attention`` gets one
+        ``(b, h, t, tk)`` tensor per block."""
         if input_ids.dim() != 2:
             raise ValueError(
-                f"input_ids must have shape (b, t), got {tuple(input_ids.shape)}; add a batch dimension "
-                f"with ids[None]."
+                f"input_ids must be (b, t), got {tuple(input_ids.shape)}; add a batch dimension: ids[None]."
             )
-        if cache is not None and len(cache) != len(self.blocks):
-            raise ValueError(f"cache must hold one KVCache per block ({len(self.blocks)}), got {len(cache)}.")
         b, t = input_ids.shape
         past = len(cache[0]) if cache else 0  # positions already in the cache
         check_length(past + t, self.context)
         if padding_mask is not None:
-            check_padding_mask(padding_mask, b, t)
+            check_padding_mask(padding_mask, b, past + t)
         x = self.token_embedding(input_ids)  # (b, t, e)
-        if self.position_embedding is not None:
-            x = (
-                x + self.position_embedding.positions(past + t)[past:]
-            )  # (b, t, e): positions past .. past+t-1
+        if self.config.positions == "learned":
+            x = x + self.position_embedding.positions(past + t)[past:]  # (b, t, e): positions past..past+t-1
         x = self.dropout(x)
-        bias = self.position_bias(t, past + t) if self.position_bias is not None else None  # (h, t, tk)
-        weights = []
+        rotary = self.rotary if self.config.positions == "rope" else None
         for i, block in enumerate(self.blocks):
-            extra = {"rotary": self.rotary, "bias": bias, "padding_mask": padding_mask}
-            if cache is not None:
-                extra["cache"] = cache[i]
-            if return_attention:
-                x, w = block(x, return_attention=True, **extra)  # (b, t, e), (b, h, t, tk)
-                weights.append(w)
-            else:
-                x = block(x, **extra)  # (b, t, e)
-        logits = self.to_logits(self.final_norm(x))  # (b, t, V)
-        return (logits, weights) if return_attention else logits
+            layer_cache = cache[i] if cache is not None else None
+            x = block(x, rotary=rotary, padding_mask=padding_mask, cache=layer_cache, attention=attention)
+        return self.to_logits(self.final_norm(x))  # (b, t, V)
 
 
-def _renamed_positions(state: dict, prefix: str, *args) -> None:
-    """Checkpoints written before the position registry kept learned positions as a bare ``nn.Embedding``
-    (``position_embedding.weight``); they now live in a ``PositionEmbedding``: read the old name too."""
-    old, new = f"{prefix}position_embedding.weight", f"{prefix}position_embedding.embedding.weight"
-    if old in state and new not in state:
-        state[new] = state.pop(old)
-
-
-__all__ = ["Llama", "LlamaConfig"]
+__all__ = ["Llama", "LlamaConfig", "MLP", "RMSNorm", "SwiGLU", "swiglu_hidden"]

@@ -27,7 +27,7 @@ import torch
 from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from fromscratch.attention import check_length
+from fromscratch.attention.positions import check_length
 from fromscratch.models.config import resolve_config
 from fromscratch.tokenizers.special import PAD
 
@@ -111,13 +111,13 @@ class RNNSeq2Seq(nn.Module):
         memory,
         src_padding_mask: Tensor | None = None,
         *,
-        return_attention: bool = False,
         cache: RecurrentCache | None = None,
-    ):
-        """tgt_in ``(b, tt)`` (``<s>`` first). Returns logits ``(b, tt, V)``, one row per position of
-        ``tgt_in``, and with ``return_attention`` the alignment ``(b, tt, ts)`` (zeros for the bottleneck
-        model). ``cache`` (from :meth:`new_cache`): ``tgt_in`` holds only the tokens after those already
-        read. ``src_padding_mask`` is in the memory already; it is taken as every decoder's third argument."""
+        attention: list[Tensor] | None = None,
+    ) -> Tensor:
+        """tgt_in ``(b, tt)`` (``<s>`` first) -> logits ``(b, tt, V)``, one row per position of ``tgt_in``.
+        ``attention`` gets the alignment as one head, ``(b, 1, tt, ts)`` (zeros for the bottleneck model).
+        ``cache`` (from :meth:`new_cache`): ``tgt_in`` holds only the tokens after those already read.
+        ``src_padding_mask`` is in the memory already; it is taken as every decoder's third argument."""
         check_length(tgt_in.size(1) + (len(cache) if cache is not None else 0), self.max_len)
         states, summary, keys, mask = memory
         resume = cache is not None and cache.state is not None  # go on from where the previous call stopped
@@ -135,8 +135,9 @@ class RNNSeq2Seq(nn.Module):
         if cache is not None:
             cache.state, cache.steps = state, cache.steps + tgt_in.size(1)
         out = torch.stack(outputs, dim=1)  # (b, tt, 3H)
-        logits = self.to_logits(self.dropout(torch.tanh(self.to_output(out))))  # (b, tt, V)
-        return (logits, torch.stack(alignments, dim=1)) if return_attention else logits
+        if attention is not None:
+            attention.append(torch.stack(alignments, dim=1)[:, None])  # (b, 1, tt, ts)
+        return self.to_logits(self.dropout(torch.tanh(self.to_output(out))))  # (b, tt, V)
 
     def new_cache(self) -> RecurrentCache:
         """An empty decoding cache for :meth:`decode`."""
@@ -148,12 +149,12 @@ class RNNSeq2Seq(nn.Module):
         tgt_in: Tensor,
         src_padding_mask: Tensor | None = None,
         *,
-        return_attention: bool = False,
-    ):
-        """Teacher forcing: logits ``(b, tt, V)`` for every target position (and the alignment
-        ``(b, tt, ts)``)."""
+        attention: list[Tensor] | None = None,
+    ) -> Tensor:
+        """Teacher forcing: logits ``(b, tt, V)`` for every target position; ``attention`` gets the
+        alignment ``(b, 1, tt, ts)``."""
         memory = self.encode(src, src_padding_mask)
-        return self.decode(tgt_in, memory, src_padding_mask, return_attention=return_attention)
+        return self.decode(tgt_in, memory, src_padding_mask, attention=attention)
 
 
 __all__ = ["RNNSeq2Seq", "RNNSeq2SeqConfig", "RecurrentCache"]

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from torch import Tensor, nn
 
-from fromscratch.blocks import TransformerBlock
+from fromscratch.blocks.transformer import TransformerBlock
 from fromscratch.models.classifier import mean_over_tokens
 from fromscratch.models.config import resolve_config
 
@@ -86,29 +86,23 @@ class SetTransformer(nn.Module):
         *,
         padding_mask: Tensor | None = None,
         attn_mask: Tensor | None = None,
-        return_attention: bool = False,
-    ):
-        """x: ``(b, n, d)``; ``padding_mask`` bool ``(b, n)`` (True = a real element) and ``attn_mask``
-        (True = may attend, e.g. a graph) go to every block. Returns logits, or ``(logits, weights)``
-        with one ``(b, h, n, n)`` tensor per block when ``return_attention=True``."""
+        attention: list[Tensor] | None = None,
+    ) -> Tensor:
+        """x ``(b, n, d)`` -> logits. ``padding_mask`` bool ``(b, n)`` (True = a real element),
+        ``attn_mask`` (True = may attend, e.g. a graph) and ``attention`` (gets one ``(b, h, n, n)``
+        tensor per block) go to every block."""
         if x.dim() != 3 or x.size(-1) != self.config.input_dim:
             raise ValueError(
                 f"x must be a batch of sets (b, n, d) with d={self.config.input_dim}, got {tuple(x.shape)}; "
                 f"flatten each element (e.g. a digit: x.flatten(2)) and add a batch dimension with x[None]."
             )
         h = self.phi(x)  # (b, n, e)
-        weights = []
         for block in self.blocks:
-            if return_attention:
-                h, w = block(h, padding_mask=padding_mask, attn_mask=attn_mask, return_attention=True)
-                weights.append(w)  # (b, h, n, n)
-            else:
-                h = block(h, padding_mask=padding_mask, attn_mask=attn_mask)  # (b, n, e)
+            h = block(h, padding_mask=padding_mask, attn_mask=attn_mask, attention=attention)  # (b, n, e)
         h = self.final_norm(h)  # (b, n, e)
         if self.config.pooling == "mean":
             h = mean_over_tokens(h, padding_mask)  # (b, e): the order is gone
-        logits = self.rho(h)  # (b, num_classes) or (b, n, num_classes)
-        return (logits, weights) if return_attention else logits
+        return self.rho(h)  # (b, num_classes) or (b, n, num_classes)
 
 
 class DeepSets(SetTransformer):

@@ -31,9 +31,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from fromscratch.attention import sinusoidal_encoding
-from fromscratch.attention.positions import relative_offsets
-from fromscratch.blocks import FeedForward
+from fromscratch.attention.positions import relative_offsets, sinusoidal_encoding
+from fromscratch.blocks.feedforward import FeedForward
 from fromscratch.models.config import resolve_config
 
 __all__ = [
@@ -113,9 +112,9 @@ class RelativeAttention(nn.Module):
             .gather(-1, index),
         }
 
-    def forward(self, x: Tensor, context: Tensor, *, return_attention: bool = False):
-        """x: ``(b, t, e)``; context = ``memory + x``: ``(b, m + t, e)``. Returns ``(b, t, e)`` (and
-        the weights ``(b, h, t, m + t)`` with ``return_attention=True``)."""
+    def forward(self, x: Tensor, context: Tensor, *, attention: list[Tensor] | None = None) -> Tensor:
+        """x: ``(b, t, e)``; context = ``memory + x``: ``(b, m + t, e)``. Returns ``(b, t, e)``; appends
+        the weights ``(b, h, t, m + t)`` to ``attention``."""
         q, k, v, r, offsets = self._project(x, context)
         b, h, t, s = q.shape
         index = offsets.clamp(min=0).expand(b, h, -1, -1)  # (b, h, t, tk)
@@ -125,8 +124,9 @@ class RelativeAttention(nn.Module):
         )  # (b, h, t, tk): b + d
         scores = (content + position) / math.sqrt(s)  # (b, h, t, tk)
         weights = torch.softmax(scores.masked_fill(offsets < 0, float("-inf")), dim=-1)  # (b, h, t, tk)
-        out = self.unify_heads((weights @ v).transpose(1, 2).reshape(b, t, h * s))  # (b, t, e)
-        return (out, weights) if return_attention else out
+        if attention is not None:
+            attention.append(weights)
+        return self.unify_heads((weights @ v).transpose(1, 2).reshape(b, t, h * s))  # (b, t, e)
 
 
 class XLLayer(nn.Module):
@@ -139,12 +139,13 @@ class XLLayer(nn.Module):
         self.ff = FeedForward(emb, ff_mult, dropout)
         self.dropout = nn.Dropout(dropout)
 
-    def forward(self, x: Tensor, memory: Tensor) -> Tensor:
+    def forward(self, x: Tensor, memory: Tensor, *, attention: list[Tensor] | None = None) -> Tensor:
         """x: ``(b, t, e)``, memory: ``(b, m, e)`` (this layer's inputs at earlier positions). Returns
-        ``(b, t, e)``.
+        ``(b, t, e)``; ``attention`` gets the ``(b, h, t, m + t)`` weights.
         """
         context = self.norm1(torch.cat([memory, x], dim=1))  # (b, m + t, e)
-        x = x + self.dropout(self.attention(context[:, memory.size(1) :], context))  # (b, t, e)
+        attended = self.attention(context[:, memory.size(1) :], context, attention=attention)  # (b, t, e)
+        x = x + self.dropout(attended)  # (b, t, e)
         return x + self.dropout(self.ff(self.norm2(x)))  # (b, t, e)
 
 
@@ -187,11 +188,18 @@ class TransformerXL(nn.Module):
                 )
 
     def from_embeddings(
-        self, x: Tensor, memory: Memory | None = None, *, keep: int | None = None, stop_gradient: bool = True
+        self,
+        x: Tensor,
+        memory: Memory | None = None,
+        *,
+        keep: int | None = None,
+        stop_gradient: bool = True,
+        attention: list[Tensor] | None = None,
     ) -> tuple[Tensor, Memory]:
         """Run the layers on embedded inputs ``x (b, t, e)``. Returns the final hidden states
         ``(b, t, e)`` and the new memory: per layer, the last ``keep`` (default ``config.memory``) of
-        ``memory + this segment``'s layer inputs, detached unless ``stop_gradient=False`` (analysis only)."""
+        ``memory + this segment``'s layer inputs, detached unless ``stop_gradient=False`` (analysis only).
+        ``attention`` gets one ``(b, h, t, m + t)`` weight tensor per layer."""
         memory = self.empty_memory(x.size(0), x.device) if memory is None else memory
         self._check(x, memory)
         keep = self.config.memory if keep is None else keep
@@ -201,7 +209,7 @@ class TransformerXL(nn.Module):
                 torch.cat([mem, x], dim=1)[:, max(0, mem.size(1) + x.size(1) - keep) :] if keep else x[:, :0]
             )
             new_memory.append(kept.detach() if stop_gradient else kept)  # (b, <= keep, e)
-            x = layer(x, mem)  # (b, t, e)
+            x = layer(x, mem, attention=attention)  # (b, t, e)
         return self.final_norm(x), new_memory
 
     def forward(
@@ -211,13 +219,17 @@ class TransformerXL(nn.Module):
         *,
         keep: int | None = None,
         stop_gradient: bool = True,
+        attention: list[Tensor] | None = None,
     ) -> tuple[Tensor, Memory]:
         """tokens: int ``(b, t)`` with ``t <= segment``; memory: the previous call's, or None at the
-        start of a text. Returns next-byte logits ``(b, t, V)`` and the memory for the next segment."""
+        start of a text. Returns next-byte logits ``(b, t, V)`` and the memory for the next segment;
+        ``attention`` gets one ``(b, h, t, m + t)`` weight tensor per layer."""
         if tokens.dim() != 2:
             raise ValueError(f"tokens must have shape (b, t), got {tuple(tokens.shape)}.")
         x = self.dropout(self.token_embedding(tokens))  # (b, t, e)
-        hidden, memory = self.from_embeddings(x, memory, keep=keep, stop_gradient=stop_gradient)
+        hidden, memory = self.from_embeddings(
+            x, memory, keep=keep, stop_gradient=stop_gradient, attention=attention
+        )
         return self.to_logits(hidden), memory  # (b, t, V), per layer (b, <= keep, e)
 
 

@@ -21,14 +21,10 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from fromscratch.attention import (
-    GridPositionEmbedding,
-    PositionEmbedding,
-    check_patch,
-    local_mask,
-    patchify,
-)
-from fromscratch.blocks import TransformerBlock
+from fromscratch.attention.masks import local_mask
+from fromscratch.attention.patches import check_patch, patchify
+from fromscratch.attention.positions import GridPositionEmbedding, PositionEmbedding
+from fromscratch.blocks.transformer import TransformerBlock
 from fromscratch.models.config import resolve_config
 
 __all__ = ["GRID_POSITIONS", "IMAGE_POOLINGS", "ImageQuestion", "ImageQuestionConfig", "ViT", "ViTConfig"]
@@ -127,31 +123,30 @@ class ViT(nn.Module):
         x = self.patch_embedding(patchify(images, c.patch))  # (b, n, p·p·c) -> (b, n, e)
         return x if self.positions is None else self.positions(x)  # (b, n, e)
 
-    def encode(self, x: Tensor, *, attn_mask: Tensor | None = None, return_attention: bool = False):
-        """Run the blocks on tokens ``x (b, t, e)``: ``(b, t, e)``, and a list of ``(b, h, t, t)`` weights."""
-        weights = []
+    def encode(
+        self, x: Tensor, *, attn_mask: Tensor | None = None, attention: list[Tensor] | None = None
+    ) -> Tensor:
+        """Run the blocks on tokens ``x (b, t, e)`` -> ``(b, t, e)``; ``attention`` gets one
+        ``(b, h, t, t)`` tensor per block."""
         x = self.dropout(x)
         for block in self.blocks:
-            if return_attention:
-                x, w = block(x, attn_mask=attn_mask, return_attention=True)  # (b, t, e), (b, h, t, t)
-                weights.append(w)
-            else:
-                x = block(x, attn_mask=attn_mask)  # (b, t, e)
-        return self.final_norm(x), weights  # (b, t, e)
+            x = block(x, attn_mask=attn_mask, attention=attention)  # (b, t, e)
+        return self.final_norm(x)  # (b, t, e)
 
-    def forward(self, images: Tensor, *, attn_mask: Tensor | None = None, return_attention: bool = False):
-        """images: float ``(b, c, s, s)``. Returns logits ``(b, num_classes)``, or ``(logits, weights)``
-        with one ``(b, h, t, t)`` tensor per block when ``return_attention=True`` (with a class token,
-        token 0 is the class token and tokens ``1..n`` the patches, row by row).
-        ``attn_mask`` (bool ``(t, t)``, True = may attend) replaces the config's local mask, if any."""
+    def forward(
+        self, images: Tensor, *, attn_mask: Tensor | None = None, attention: list[Tensor] | None = None
+    ) -> Tensor:
+        """images float ``(b, c, s, s)`` -> logits ``(b, num_classes)``. ``attn_mask`` (bool ``(t, t)``,
+        True = may attend) replaces the config's local mask, if any. ``attention`` gets one
+        ``(b, h, t, t)`` tensor per block (with a class token, token 0 is the class token and tokens
+        ``1..n`` the patches, row by row)."""
         x = self.embed_patches(images)  # (b, n, e)
         if self.class_token is not None:
             x = torch.cat([self.class_token.expand(len(x), -1, -1), x], dim=1)  # (b, n + 1, e)
         mask = self.mask if attn_mask is None else attn_mask
-        x, weights = self.encode(x, attn_mask=mask, return_attention=return_attention)  # (b, t, e)
+        x = self.encode(x, attn_mask=mask, attention=attention)  # (b, t, e)
         summary = x[:, 0] if self.class_token is not None else x.mean(dim=1)  # (b, e)
-        logits = self.to_logits(summary)  # (b, num_classes)
-        return (logits, weights) if return_attention else logits
+        return self.to_logits(summary)  # (b, num_classes)
 
 
 # --- 13.4: two kinds of units in one set ------------------------------------------------------------
@@ -184,13 +179,12 @@ class ImageQuestion(nn.Module):
         self.word_positions = PositionEmbedding(config.max_words, config.vit.emb)
         self.types = nn.Embedding(2, config.vit.emb)  # 0: a word, 1: an image patch
 
-    def forward(self, images: Tensor, words: Tensor, *, return_attention: bool = False):
-        """images ``(b, c, s, s)``, words int ``(b, w)``. Returns answer logits ``(b, num_classes)``
-        (and one ``(b, h, t, t)`` weight tensor per block, tokens: class, words, patches)."""
+    def forward(self, images: Tensor, words: Tensor, *, attention: list[Tensor] | None = None) -> Tensor:
+        """images ``(b, c, s, s)``, words int ``(b, w)`` -> answer logits ``(b, num_classes)``;
+        ``attention`` gets one ``(b, h, t, t)`` tensor per block (tokens: class, words, patches)."""
         patches = self.vit.embed_patches(images) + self.types.weight[1]  # (b, n, e)
         text = self.word_positions(self.words(words)) + self.types.weight[0]  # (b, w, e)
         cls = self.vit.class_token.expand(len(images), -1, -1)  # (b, 1, e)
         x = torch.cat([cls, text, patches], dim=1)  # (b, 1 + w + n, e)
-        x, weights = self.vit.encode(x, return_attention=return_attention)  # (b, t, e)
-        logits = self.vit.to_logits(x[:, 0])  # (b, num_classes)
-        return (logits, weights) if return_attention else logits
+        x = self.vit.encode(x, attention=attention)  # (b, t, e)
+        return self.vit.to_logits(x[:, 0])  # (b, num_classes)

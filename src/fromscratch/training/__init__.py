@@ -8,14 +8,16 @@
 - :mod:`~fromscratch.training.checkpoints`: atomic, resumable checkpoints named from a run's configs;
 - :mod:`~fromscratch.training.precision`: the precision a device can really run fast, and the one
   table of what each precision's name means;
-- :mod:`~fromscratch.training.skipping`: the steps fp16 skips, and when to give up (ch. 12);
 - :mod:`~fromscratch.training.losses`: the losses of the course's tasks;
 - :mod:`~fromscratch.training.distributed`: data-parallel training under ``torchrun`` (ch. 12);
 - :mod:`~fromscratch.training.memory`: what a training step holds in memory, and the one rule for
   whether it fits a GPU (ch. 12);
-- :mod:`~fromscratch.training.fits`: ``train``'s check that a run fits, before its first step;
+- :mod:`~fromscratch.training.fits`: does a run fit the GPU, checked before its first step;
+- :mod:`~fromscratch.training.record`: what ``train`` trains and what heavy cells cost, recorded for
+  the GPU plan (``$FROMSCRATCH_RECORD``).
 
-Imports the rooms below it (models, data, tokenizers, utils); never a recipe, profile or chapter.
+The loop imports none of the models; the rest imports the rooms below it (models, data, tokenizers,
+utils); never a chapter.
 """
 
 from fromscratch.training.batches import to_device

@@ -1,10 +1,11 @@
-"""What ``train`` and its memory check need to know about a batch (chapters 06-14).
+"""What ``train``, its record and the memory check need to know about a batch (chapters 06-14).
 
 A batch is whatever ``loss_fn(model, batch)`` takes: a tensor, or a (nested) tuple, list or dict of
 them. :func:`to_device` moves one to the GPU; :func:`batch_size` reads its ``b``, :func:`take` cuts it
 to its first ``k`` examples and :func:`batch_elements` measures it; :func:`probe_batch` finds the
 longest batch of a source, the one :func:`fromscratch.training.fits.check_run` measures before the
-first step. None of them needs to know the batch's layout: they follow its tensors.
+first step and :mod:`~fromscratch.training.record` records. None of them needs to know the batch's
+layout: they follow its tensors.
 """
 
 from __future__ import annotations
@@ -74,11 +75,12 @@ def probe_batch(batches: Any, *, limit: int = PROBE_LIMIT) -> tuple[Any, str]:
     - a function returning a fresh iterator, or a source without a length (an endless stream): its first
       batch only. That is the longest when every batch has the same shape (enwik8's windows); when the
       shapes vary, a later batch may need more memory than the check measured;
-    - a one-shot iterator: a ``ValueError`` (a look would use up its batches; ``train`` skips the check).
+    - a one-shot iterator: a ``ValueError`` (a look would use up its batches).
 
     Returns the batch and a few words saying which it is, for :func:`check_run`'s message. The pass
-    draws random numbers as a pass of training does: ``train`` looks inside
-    :func:`~fromscratch.training.checkpoints.random_state_kept`, so the run stays the same.
+    draws random numbers as a pass of training does: look inside
+    :func:`~fromscratch.training.checkpoints.random_state_kept` (as the record does), so the run stays
+    the same.
     """
     if isinstance(batches, Iterator):
         raise ValueError(

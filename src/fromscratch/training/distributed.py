@@ -176,14 +176,14 @@ def no_sync(net: nn.Module, skip: bool) -> contextlib.AbstractContextManager:
     return net.no_sync() if skip and hasattr(net, "no_sync") else contextlib.nullcontext()
 
 
-def mean_over_ranks(value: float) -> float:
-    """The average of a number over all ranks (the number itself outside a process group)."""
+def mean_over_ranks(value: torch.Tensor) -> torch.Tensor:
+    """The average of a scalar tensor over all ranks (the tensor itself outside a process group); it
+    stays on its device, so no rank waits for its GPU here."""
     if not is_distributed():
         return value
-    device = "cuda" if dist.get_backend() == "nccl" else "cpu"
-    t = torch.tensor([value], dtype=torch.float64, device=device)
-    dist.all_reduce(t)
-    return float(t.item()) / world_size()
+    total = value.detach().clone()
+    dist.all_reduce(total)
+    return total / world_size()
 
 
 def barrier() -> None:

@@ -1,9 +1,10 @@
 """Does a training run fit the GPU? Say so before training starts, not after ten minutes (chapters 06-14).
 
-``train`` calls :func:`check_run` on a CUDA device before its first step, with the run's longest
-batch (:func:`~fromscratch.training.batches.probe_batch`), against the memory still free on the GPU:
-a run that will not fit stops at once with a ``ValueError`` saying by how much and what to change. A
-chapter may also check several runs at once, before the first of them, with :func:`check_fits` and
+Call :func:`check_run` before ``train`` on a CUDA device, with the run's longest batch
+(:func:`~fromscratch.training.batches.probe_batch` finds it), against the memory still free on the
+GPU: a run that will not fit stops at once with a ``ValueError`` saying by how much and what to change
+(``train`` itself does not estimate; on CUDA it only explains an out-of-memory error when one comes).
+A chapter may also check several runs at once, before the first of them, with :func:`check_fits` and
 each run's estimated peak:
 
     from fromscratch.training.fits import check_fits
@@ -218,11 +219,11 @@ def check_run(
     name: str = "this training run",
     margin: float = MARGIN,
 ) -> dict[str, float]:
-    """``train``'s check before its first step: does one step of ``model`` on ``batch`` (on ``device``) in
+    """The check before a run's first step: does one step of ``model`` on ``batch`` (on ``device``) in
     ``precision`` fit ``margin`` (80 %) of the GPU memory the run can have (the rule of
     :func:`~fromscratch.training.memory.fits`)? ``{name: share of it}``.
 
-    The estimate is :func:`estimate_training`'s, on the batch given (``train`` gives the longest one
+    The estimate is :func:`estimate_training`'s, on the batch given (give the longest one
     :func:`~fromscratch.training.batches.probe_batch` finds). On a CUDA device it is checked against
     the memory still free (:func:`free_memory`), not the GPU's total, so earlier models and other
     processes count; the ``ValueError`` says by how much the run is short and whether freeing memory

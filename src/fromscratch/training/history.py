@@ -3,6 +3,10 @@ seconds of training so far, the metrics), and how many steps fp16 skipped.
 
 :func:`fromscratch.training.train` returns a :class:`History`; ``history.plot()`` draws the learning
 curves, ``history.series("loss")`` and ``history.last("accuracy")`` read it.
+
+The loop hands each step's loss over as a tensor still on the GPU (:meth:`History.add`): reading it
+back would make the CPU wait for the GPU at every step. The rows become plain numbers the first time
+anyone reads them, all the waiting ones at once.
 """
 
 from __future__ import annotations
@@ -10,17 +14,43 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import numpy as np
+import torch
 
 
 class History:
     """What happened during training: one row per step (step, loss, lr) and one per evaluation
-    (step, seconds, metrics), and the steps fp16 skipped, by cause (``skipped``, chapter 12)."""
+    (step, seconds, metrics), and the optimiser steps fp16 skipped (``skipped``, chapter 12)."""
 
-    def __init__(self, rows: list[dict[str, float]] | None = None, skipped: dict[str, int] | None = None):
-        self.rows: list[dict[str, float]] = rows or []
-        # steps skipped for an inf or NaN "loss" or by the scaler for inf "gradients" (fp16 only: see
-        # fromscratch.training.skipping); `train` fills it in
-        self.skipped: dict[str, int] = skipped or {"loss": 0, "gradients": 0}
+    def __init__(self, rows: list[dict[str, float]] | None = None, skipped: int = 0):
+        self._rows: list[dict[str, float]] = list(rows or [])
+        self._waiting: list[tuple[int, torch.Tensor, float]] = []  # (step, loss on the device, lr)
+        self.skipped = skipped  # steps the fp16 loss scaler skipped (inf or NaN gradients); `train` sets it
+
+    def add(self, step: int, loss: torch.Tensor, lr: float) -> None:
+        """Record a step whose ``loss`` (a scalar tensor) may still be computing on the GPU."""
+        self._waiting.append((step, loss.detach(), lr))
+
+    @property
+    def rows(self) -> list[dict[str, float]]:
+        """Every row, as plain numbers (the waiting losses are read back first)."""
+        self.read_back()
+        return self._rows
+
+    def read_back(self, *more: torch.Tensor) -> list[float]:
+        """Turn the waiting losses into rows, reading them from the GPU in one transfer together with the
+        scalar tensors ``more``, whose values it returns (one wait for the GPU, not one per number);
+        nothing, and ``[]``, when no loss is waiting."""
+        if not self._waiting:
+            return []
+        losses = [loss for _, loss, _ in self._waiting]
+        device = (losses + list(more))[0].device
+        values = torch.stack([t.float().to(device) for t in losses + list(more)]).tolist()  # the one wait
+        self._rows += [
+            {"step": step, "loss": value, "lr": lr}
+            for (step, _, lr), value in zip(self._waiting, values, strict=False)
+        ]
+        self._waiting.clear()
+        return values[len(losses) :]
 
     def series(self, key: str, x: str = "step") -> tuple[list[float], list[float]]:
         """``(steps, values)`` of every row that has ``key``; ``x="seconds"``: against training seconds

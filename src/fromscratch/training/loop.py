@@ -4,27 +4,36 @@
 decay to zero at the end of the run (steps, epochs or minutes: :mod:`fromscratch.training.schedule`),
 mixed precision where it helps (``TrainConfig.precision``: :mod:`fromscratch.training.precision`),
 gradient clipping and accumulation, a progress bar with the live loss, evaluations and checkpoints.
-Its body is the plain loop (zero the gradients, forward, backward, step); the rest are named steps:
+Its body is the plain loop: zero the gradients, forward, backward, step.
 
-- :func:`_place`: inside a ``torchrun`` job (chapter 12) the model is wrapped for data parallelism;
-  only rank 0 shows a bar, evaluates and writes checkpoints, and the loss shown is the mean over ranks
-  (each rank reads its own shard, :func:`fromscratch.training.distributed.shard`);
-- :func:`_check_memory`: on a GPU, does a step on the longest batch fit the memory still free?
-- :class:`~fromscratch.training.resume.RunState`: what the run changes; ``resume=True`` continues an
-  interrupted run exactly where its last checkpoint left it, its place in the data included;
-- :func:`_update`: the optimiser step through the loss scaler; under fp16 an inf or NaN loss skips
-  the step (:mod:`fromscratch.training.skipping`), in fp32 and bf16 it ends the run at once.
+Three habits keep a GPU busy. The loss stays on the GPU: the CPU reads it back only every
+:data:`READ_EVERY` steps, for the progress bar and the check that it is finite, so it can queue the
+next steps while the GPU computes this one (a read-back waits for the GPU to finish everything queued).
+AdamW runs as one fused kernel on CUDA. And under fp16 the loss scaler decides on the GPU whether to
+skip a step: an inf or NaN loss makes the gradients NaN, the scaler skips every step whose gradients
+hold an inf or NaN (it halves its scale instead), and AdamW's own count of steps tells afterwards how
+many were skipped. Only :data:`NONFINITE_IN_A_ROW` inf or NaN losses in a row end an fp16 run; in fp32
+and bf16 (no scaler) the first one ends it.
 
-A long run is cached by naming its checkpoint from everything that decides it
-(:func:`~fromscratch.training.checkpoints.run_checkpoint`: a file under ``$FROMSCRATCH_DATA/checkpoints/``,
-written atomically) and resuming it; a finished run then returns at once, its weights restored::
+Inside a ``torchrun`` job (chapter 12) the model is wrapped for data parallelism; only rank 0 shows a
+bar, evaluates and writes checkpoints, and the loss shown is the mean over ranks (each rank reads its
+own shard, :func:`fromscratch.training.distributed.shard`). ``resume=True`` continues an interrupted
+run exactly where its last checkpoint left it, its place in the data included
+(:class:`~fromscratch.training.resume.RunState`). A long run is cached by naming its checkpoint from
+everything that decides it (:func:`~fromscratch.training.checkpoints.run_checkpoint`: a file under
+``$FROMSCRATCH_DATA/checkpoints/``, written atomically); a finished run then returns at once::
 
     file = run_checkpoint("07_generator", size.model, size.train, {"seed": 0})
     history = train(model, batches, loss_fn, replace(size.train, checkpoint=file, resume=True))
+
+Does a run fit the GPU? Chapter 12's estimate answers before training
+(:func:`fromscratch.training.fits.check_run`); the loop itself only explains an out-of-memory error.
+``$FROMSCRATCH_RECORD`` makes it record what it trains (:mod:`fromscratch.training.record`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 import warnings
@@ -35,17 +44,19 @@ from typing import Any
 
 import torch
 from torch import nn
-from tqdm.auto import tqdm
 
 import fromscratch.training.distributed as distributed
-from fromscratch.training.batches import probe_batch, to_device
-from fromscratch.training.checkpoints import random_state_kept, save_checkpoint
-from fromscratch.training.fits import check_run
+from fromscratch.training.batches import to_device
+from fromscratch.training.checkpoints import save_checkpoint
 from fromscratch.training.history import History
 from fromscratch.training.precision import Precision, choose_precision
+from fromscratch.training.record import RunRecord
 from fromscratch.training.resume import Batches, RunState
 from fromscratch.training.schedule import Schedule
 from fromscratch.utils import evaluating
+
+READ_EVERY = 10  # steps between read-backs of the loss (and at evaluations, checkpoints and the end)
+NONFINITE_IN_A_ROW = 20  # under fp16, this many inf or NaN losses in a row end the run
 
 
 @dataclass
@@ -90,47 +101,54 @@ def train(
         without gradients every ``config.eval_every`` steps and at the end.
     """
     device = torch.device(device)
-    net = _place(model, device)  # what loss_fn sees: the model, or its DDP wrapper under torchrun
     schedule = _schedule(config, batches)  # warm-up, then decay to 0 at the run's last step or second
-    optimizer, scheduler = _optimizer(model, config, schedule)
+    record = RunRecord(model, batches, loss_fn, config, device, steps=schedule.total_steps)  # if asked
+    if record.only:  # $FROMSCRATCH_RECORD_ONLY: one step, recorded; no evaluation, no checkpoint
+        config, evaluate = record.one_step(config), None
+    net = _place(model, device)  # what loss_fn sees: the model, or its DDP wrapper under torchrun
+    optimizer, scheduler = _optimizer(model, config, schedule, fused=device.type == "cuda")
     precision = choose_precision(device, config.precision)  # autocast dtype; a loss scaler exactly for fp16
     run = RunState(model, optimizer, scheduler, schedule, precision.grad_scaler(device), batches)
     run.start(config.checkpoint if config.resume else None)  # or go on from the checkpoint, if it exists
-    if device.type == "cuda" and run.step == 0 and not isinstance(batches, Iterator):
-        _check_memory(model, loss_fn, batches, precision, device)  # say now if a step won't fit
+    watch = _Watch(run, config)
     model.train()
-    with _Progress(run, config) as progress:
-        while not schedule.finished(run.step):
+    record.begin(run.step)
+    with _Progress(run, config) as progress, _out_of_memory_explained(device, run):
+        while not schedule.finished(run.step) and not record.enough(run.step):
             started = time.perf_counter()
             optimizer.zero_grad(set_to_none=True)
             loss = 0.0
             for micro in range(config.accumulate):
-                batch = next(run.data)
+                batch = to_device(next(run.data), device)
                 with distributed.no_sync(net, micro < config.accumulate - 1):  # all-reduce after the last
                     with precision.autocast(device):  # the forward pass only
-                        part = loss_fn(net, to_device(batch, device)) / config.accumulate
-                    run.scaler.scale(part).backward()
-                loss += part.item()
-            loss = distributed.mean_over_ranks(loss)
-            _update(run, loss, config.grad_clip)
-            run.history.rows.append({"step": run.step + 1, "loss": loss, "lr": scheduler.get_last_lr()[0]})
+                        part = loss_fn(net, batch) / config.accumulate
+                    run.scaler.scale(_skipped_if_not_finite(part, run.scaler)).backward()
+                loss = loss + part.detach().float()  # stays on the GPU: nothing waits for it here
+            _update(run, config.grad_clip)
+            run.history.add(run.step + 1, distributed.mean_over_ranks(loss), scheduler.get_last_lr()[0])
             seconds = time.perf_counter() - started
             schedule.elapsed += seconds
             _next_learning_rate(scheduler)
             run.step += 1
-            progress.show(loss, seconds)
-            if run.skipped.given_up:
-                raise run.skipped.error(loss, run.step, lr=config.lr, warmup_steps=config.warmup_steps)
             eval_due = _every(config.eval_every, run.step) and not schedule.finished(run.step)
+            save_due = _every(config.checkpoint_every, run.step) or (
+                config.checkpoint_every is None and eval_due
+            )
+            if _every(READ_EVERY, run.step) or eval_due or save_due or schedule.finished(run.step):
+                progress.show(watch.read_back(), watch.skipped or 0)  # the one wait for the GPU
+            progress.advance(seconds)
             if eval_due:
                 _evaluate(run, evaluate, precision, device)
-            if _every(config.checkpoint_every, run.step) or (config.checkpoint_every is None and eval_due):
+            if save_due:
                 _save(run, config)
+    watch.read_back()
+    record.write(run.step, precision.name)
     if not _evaluated_last(run):
         _evaluate(run, evaluate, precision, device)
     _save(run, config)
     distributed.barrier()  # no rank returns (and reads the checkpoint) before rank 0 has written it
-    run.history.skipped = run.skipped.counts()
+    run.history.skipped = watch.skipped_steps()
     return run.history
 
 
@@ -180,10 +198,10 @@ def _total_steps(config: TrainConfig, batches: Batches) -> int | None:
 
 
 def _optimizer(
-    model: nn.Module, config: TrainConfig, schedule: Schedule
+    model: nn.Module, config: TrainConfig, schedule: Schedule, *, fused: bool = False
 ) -> tuple[torch.optim.AdamW, torch.optim.lr_scheduler.LambdaLR]:
     """AdamW over the trainable parameters (weight decay on the matrices, none on biases and norms),
-    its learning rate ``config.lr`` times ``schedule``."""
+    its learning rate ``config.lr`` times ``schedule``; ``fused``: one kernel for the whole update (CUDA)."""
     decay, no_decay = [], []
     for p in model.parameters():
         if p.requires_grad:
@@ -192,34 +210,29 @@ def _optimizer(
         {"params": decay, "weight_decay": config.weight_decay},
         {"params": no_decay, "weight_decay": 0.0},
     ]
-    optimizer = torch.optim.AdamW(groups, lr=config.lr, betas=config.betas)
+    optimizer = torch.optim.AdamW(groups, lr=config.lr, betas=config.betas, fused=fused or None)
     # a lambda, not the object itself: LambdaLR would otherwise store the schedule's state in its own
     return optimizer, torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: schedule(s))
 
 
-def _check_memory(model: nn.Module, loss_fn: Callable, batches: Batches, chosen: Precision, device) -> None:
-    """Say before the first step if one will not fit the GPU: :func:`check_run` on the longest batch
-    :func:`probe_batch` finds. The look at the data and the trial pass's dropout leave every random
-    generator as it was, so the run is the same with the check as without it."""
-    with random_state_kept(batches):
-        batch, which = probe_batch(batches)
-        check_run(
-            model, loss_fn, to_device(batch, device), chosen, device, name=f"this training run ({which})"
-        )
+def _skipped_if_not_finite(part: torch.Tensor, scaler: torch.amp.GradScaler) -> torch.Tensor:
+    """Under fp16, a loss whose inf or NaN gradients the scaler will find: times 1 when it is finite (the
+    same gradients), times NaN when not (every gradient NaN, so the scaler skips the step). Decided on
+    the GPU, without waiting for it. Without a scaler (fp32, bf16), the loss itself."""
+    if not scaler.is_enabled():
+        return part
+    return part * torch.where(torch.isfinite(part), 1.0, torch.nan)
 
 
-def _update(run: RunState, loss: float, grad_clip: float | None) -> None:
+def _update(run: RunState, grad_clip: float | None) -> None:
     """The optimiser step, through the loss scaler (fp16; a pass-through otherwise), after clipping the
-    gradients' norm. Under fp16 an inf or NaN loss skips it and halves the scale instead."""
-    if run.skipped.overflowed(loss):
-        run.skipped.back_off()
-    else:
-        if grad_clip is not None:
-            run.scaler.unscale_(run.optimizer)
-            nn.utils.clip_grad_norm_(run.model.parameters(), grad_clip)
-        run.scaler.step(run.optimizer)  # skipped by the scaler itself if the gradients hold an inf or NaN
-        run.scaler.update()
-    run.skipped.count(loss)
+    gradients' norm. Under fp16 the scaler skips a step whose gradients hold an inf or NaN and halves
+    its scale; AdamW's count of steps then stays where it was (:func:`_updates`)."""
+    if grad_clip is not None:
+        run.scaler.unscale_(run.optimizer)
+        nn.utils.clip_grad_norm_(run.model.parameters(), grad_clip)
+    run.scaler.step(run.optimizer)
+    run.scaler.update()
 
 
 def _next_learning_rate(scheduler: torch.optim.lr_scheduler.LRScheduler) -> None:
@@ -231,6 +244,79 @@ def _next_learning_rate(scheduler: torch.optim.lr_scheduler.LRScheduler) -> None
 
 def _every(interval: int | None, step: int) -> bool:
     return interval is not None and step % interval == 0  # never for None
+
+
+class _Watch:
+    """The losses read back from the GPU, checked: a run ends at the first inf or NaN loss in fp32 and
+    bf16, at the :data:`NONFINITE_IN_A_ROW`-th in a row under fp16 (the scaler skipped each of those
+    steps). A resumed run's history is read again, so a row of them goes on counting."""
+
+    def __init__(self, run: RunState, config: TrainConfig) -> None:
+        self.run, self.config = run, config
+        self.limit = NONFINITE_IN_A_ROW if run.scaler.is_enabled() else 1
+        self.seen = self.in_a_row = 0  # rows of the history checked; non-finite losses in a row
+        self.skipped: int | None = None  # steps the fp16 scaler skipped, as of the last read-back
+
+    def read_back(self) -> list[float]:
+        """The losses of the steps since the last read-back, and under fp16 the steps skipped so far, in
+        one transfer (it waits for the GPU to finish every step queued)."""
+        updates = _updates(self.run.optimizer) if self.run.scaler.is_enabled() else []
+        for count in self.run.history.read_back(*updates):
+            self.skipped = self.run.step - int(count)
+        rows = self.run.history.rows[self.seen :]
+        self.seen += len(rows)
+        for row in rows:
+            if "loss" in row:
+                self.in_a_row = 0 if math.isfinite(row["loss"]) else self.in_a_row + 1
+                if self.in_a_row >= self.limit:
+                    raise self.error(row["loss"], row["step"])
+        return [row["loss"] for row in rows if "loss" in row]
+
+    def skipped_steps(self) -> int:
+        """The steps the fp16 scaler skipped in the whole run (0 without a scaler)."""
+        if not self.run.scaler.is_enabled():
+            return 0
+        if self.skipped is None:  # no step taken here: a finished run, resumed
+            self.skipped = self.run.step - sum(int(count) for count in _updates(self.run.optimizer))
+        return self.skipped
+
+    def error(self, loss: float, step: int) -> FloatingPointError:
+        """The error that ends the run; it names the learning rate and warm-up to change."""
+        fp16 = f" ({self.limit} in a row under fp16, each step skipped)" if self.limit > 1 else ""
+        fp32 = ", or train in fp32 (TrainConfig(precision='fp32'))" if self.limit > 1 else ""
+        return FloatingPointError(
+            f"The loss became {loss} at step {step}{fp16}; lower the learning rate (now {self.config.lr}) "
+            f"or raise the warm-up (now {self.config.warmup_steps} steps){fp32}."
+        )
+
+
+def _updates(optimizer: torch.optim.Optimizer) -> list[torch.Tensor]:
+    """AdamW's count of its updates, a tensor on the GPU under ``fused`` ([] before the first): a step
+    the fp16 scaler skipped leaves it where it was, so the steps taken less this are the steps skipped."""
+    counts = [state["step"] for state in optimizer.state.values() if "step" in state]
+    return [torch.stack(counts).max()] if counts else []
+
+
+@contextlib.contextmanager
+def _out_of_memory_explained(device: torch.device, run: RunState) -> Iterator[None]:
+    """Re-raise a GPU out-of-memory error with what to do about it."""
+    try:
+        yield
+    except torch.OutOfMemoryError as error:
+        held = ""
+        if device.type == "cuda":
+            peak, total = (
+                torch.cuda.max_memory_allocated(device),
+                torch.cuda.get_device_properties(device).total_memory,
+            )
+            held = f" (peak {peak / 2**30:.2f} GiB of {total / 2**30:.1f} GiB)"
+        raise torch.OutOfMemoryError(
+            f"Training step {run.step + 1} did not fit the GPU's memory{held}. Make a step smaller: fewer "
+            f"examples or tokens per batch (with TrainConfig(accumulate=k) and batches k times smaller, the "
+            f"update stays the same), a 16-bit precision (TrainConfig(precision='auto') on a GPU), or a "
+            f"smaller model; fromscratch.training.fits.check_run(model, loss_fn, batch, ...) says what a "
+            f"step needs. Restart the kernel before trying again: the failed step's memory may still be held."
+        ) from error
 
 
 def _evaluate(
@@ -259,41 +345,49 @@ def _save(run: RunState, config: TrainConfig) -> None:
 
 class _Progress:
     """The progress bar (rank 0 only): steps, or seconds with a time budget; the smoothed loss, the
-    learning rate, and the steps fp16 skipped, if any."""
+    learning rate, and the steps fp16 skipped, if any. The loss shown changes at each read-back."""
 
     TIME_BAR = "{desc}: {percentage:3.0f}%|{bar}| {n:.0f}/{total:.0f} s [{elapsed}<{remaining}{postfix}]"
 
     def __init__(self, run: RunState, config: TrainConfig) -> None:
-        self.run, self.smoothed = run, None
+        self.run, self.smoothed, self.bar = run, None, None
         self.by_time = run.schedule.total_steps is None  # the bar counts seconds, not steps
-        self.bar = tqdm(
-            total=run.schedule.bar_total,
-            initial=run.schedule.elapsed if self.by_time else run.step,
-            desc="training",
-            unit="step",
-            disable=not (config.progress and distributed.is_main()),
-            bar_format=self.TIME_BAR if self.by_time else None,
-        )
+        if config.progress and distributed.is_main():
+            from tqdm.auto import tqdm  # only here: train(..., progress=False) runs without tqdm
 
-    def show(self, loss: float, seconds: float) -> None:
-        """Show the step just taken, which lasted ``seconds``."""
-        if math.isfinite(loss):  # a skipped step's inf or NaN would stay in the mean for good
+            self.bar = tqdm(
+                total=run.schedule.bar_total,
+                initial=run.schedule.elapsed if self.by_time else run.step,
+                desc="training",
+                unit="step",
+                bar_format=self.TIME_BAR if self.by_time else None,
+            )
+
+    def show(self, losses: list[float], skipped: int) -> None:
+        """Show the losses just read back (a skipped step's inf or NaN stays out of the mean)."""
+        if self.bar is None:
+            return
+        for loss in filter(math.isfinite, losses):
             self.smoothed = loss if self.smoothed is None else 0.95 * self.smoothed + 0.05 * loss
-        skipped = self.run.skipped.total
         shown = {
-            "loss": f"{loss if self.smoothed is None else self.smoothed:.4f}",
-            "lr": f"{self.run.history.rows[-1]['lr']:.2e}",
+            "loss": "nan" if self.smoothed is None else f"{self.smoothed:.4f}",
+            "lr": f"{self.run.scheduler.get_last_lr()[0]:.2e}",
             **({"step": self.run.step} if self.by_time else {}),
             **({"skipped": skipped} if skipped else {}),
         }
         self.bar.set_postfix(shown, refresh=False)
-        self.bar.update(min(seconds, self.bar.total - self.bar.n) if self.by_time else 1)
+
+    def advance(self, seconds: float) -> None:
+        """One step more, which lasted ``seconds``."""
+        if self.bar is not None:
+            self.bar.update(min(seconds, self.bar.total - self.bar.n) if self.by_time else 1)
 
     def __enter__(self) -> _Progress:
         return self
 
     def __exit__(self, *error: object) -> None:
-        self.bar.close()  # also when the run ends with an error
+        if self.bar is not None:
+            self.bar.close()  # also when the run ends with an error
 
 
-__all__ = ["TrainConfig", "train"]
+__all__ = ["NONFINITE_IN_A_ROW", "READ_EVERY", "TrainConfig", "train"]

@@ -35,11 +35,10 @@ def next_token_loss(model: nn.Module, tokens: Tensor, *, teaching: bool = False)
     """A language model's loss on a batch of token sequences ``(b, t + 1)``, in nats (chapters 07, 12, 14).
 
     The model reads ``tokens[:, :-1]`` and predicts every next token ``tokens[:, 1:]``: logits
-    ``(b, t, V)``. ``teaching=True`` runs it with ``return_attention=True`` (the attention weights
-    written out, chapter 12's memory measurements) and scores the logits it returns first.
+    ``(b, t, V)``. ``teaching=True`` runs it with ``attention=[]`` (the attention weights written
+    out, chapter 12's memory measurements).
     """
-    out = model(tokens[:, :-1], return_attention=True) if teaching else model(tokens[:, :-1])
-    logits = out[0] if teaching else out  # (b, t, V)
+    logits = model(tokens[:, :-1], attention=[]) if teaching else model(tokens[:, :-1])  # (b, t, V)
     return token_cross_entropy(logits, tokens[:, 1:])
 
 

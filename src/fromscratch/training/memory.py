@@ -155,7 +155,7 @@ def estimate_memory(
     batch, length: the batch ``b`` and sequence length ``t`` (default: the config's longest input).
     precision: "fp32", or "bf16"/"fp16" (16-bit autocast). checkpoint: recompute blocks in the
     backward pass (default: the config's ``checkpoint``). attention: "fast" (the fused kernel) or
-    "teaching" (weights written out, ``return_attention=True``). masked: a mask reaches the
+    "teaching" (weights written out, ``attention=[]``). masked: a mask reaches the
     attention (default: a classifier with a ``pad_id``; a causal generator's teaching path builds
     one, its fast path asks the kernel for causal attention instead).
     """

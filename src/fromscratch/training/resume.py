@@ -2,7 +2,7 @@
 (chapters 06, 07, 12).
 
 ``train`` keeps its state in a :class:`RunState`: the model, AdamW, the learning-rate scheduler and
-:class:`~fromscratch.training.schedule.Schedule`, the loss scaler, the steps fp16 skipped, the
+:class:`~fromscratch.training.schedule.Schedule`, the loss scaler, the
 :class:`~fromscratch.training.history.History`, the step count and the place in the data
 (:class:`Replay`). :meth:`RunState.state_dict` is what a checkpoint holds and
 :meth:`RunState.load_state_dict` puts it all back: the weights, the optimiser's moments, the schedule,
@@ -16,8 +16,9 @@ shuffle is drawn when the iterator is made) and for any iterator that, like ``fr
 draws its randomness from a ``torch.Generator`` seeded when it is created.
 
 A checkpoint's keys (``model``, ``optimizer``, ``scheduler``, ``scaler``, ``schedule``, ``history``,
-``skipped``, ``step``, ``used``, ``epoch_rng``, ``rng``, ``config``) stay as they are: files written by
-earlier versions of the course still resume (``skipped`` and ``schedule`` may be missing from them).
+``step``, ``used``, ``epoch_rng``, ``rng``, ``config``) stay as they are: files written by earlier
+versions of the course still resume (``schedule`` may be missing from them; their ``skipped`` counts are
+not needed: AdamW's own step count says how many steps the scaler skipped).
 """
 
 from __future__ import annotations
@@ -33,7 +34,6 @@ from torch import nn
 from fromscratch.training.checkpoints import load_checkpoint, rng_state, set_rng_state
 from fromscratch.training.history import History
 from fromscratch.training.schedule import Schedule
-from fromscratch.training.skipping import SkippedSteps
 
 Batches = Iterable[Any] | Callable[[], Iterator[Any]]
 
@@ -81,9 +81,9 @@ class Replay:
 class RunState:
     """What a training run changes as it goes: everything a checkpoint holds.
 
-    ``train`` builds the model, optimiser, scheduler, schedule and scaler; the state adds the steps
-    skipped under fp16 (:class:`~fromscratch.training.skipping.SkippedSteps`), an empty history, the step
-    count (0) and the data (:class:`Replay`); :meth:`start` begins the run or resumes it.
+    ``train`` builds the model, optimiser, scheduler, schedule and scaler; the state adds an empty
+    history, the step count (0) and the data (:class:`Replay`); :meth:`start` begins the run or
+    resumes it.
     """
 
     def __init__(
@@ -97,7 +97,6 @@ class RunState:
     ) -> None:
         self.model, self.optimizer, self.scheduler = model, optimizer, scheduler
         self.schedule, self.scaler = schedule, scaler
-        self.skipped = SkippedSteps(scaler)  # steps fp16 skipped: an inf or NaN loss, or inf gradients
         self.history = History()
         self.step = 0  # optimiser steps taken
         self.data = Replay(batches)
@@ -118,7 +117,6 @@ class RunState:
             "scaler": self.scaler.state_dict(),
             "schedule": self.schedule.state_dict(),
             "history": self.history.rows,
-            "skipped": self.skipped.state_dict(),
             "step": self.step,
             "used": self.data.used,
             "epoch_rng": self.data.epoch_rng,
@@ -128,12 +126,11 @@ class RunState:
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Continue the run ``state`` (a checkpoint, loaded on the CPU) saved: the weights, optimiser,
-        schedule, scaler, skipped steps and history, the place in the data, then every random generator."""
+        schedule, scaler and history, the place in the data, then every random generator."""
         self.model.load_state_dict(state["model"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.scheduler.load_state_dict(state["scheduler"])
         load_scaler(self.scaler, state["scaler"])
-        self.skipped.load_state_dict(state.get("skipped", {}))
         self.schedule.load_state_dict(state.get("schedule", {}))
         self.history = History(state["history"])
         self.step = state["step"]

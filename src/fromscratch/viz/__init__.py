@@ -1,16 +1,21 @@
-"""Plots of the course: one-line calls from the chapters (``fromscratch.viz.…``).
+"""The plots several chapters share: one-line calls from the chapters (``fromscratch.viz.…``).
 
-``style`` holds the shared look (readable on light and dark book themes); each other submodule
-draws the figures of one part of the course and lists them in its ``__all__``: ``movies``
-(chapter 01), ``attention`` (chapters 02-04, 06, 07), ``text`` (chapters 05-07: text, samples,
-widgets), ``diagrams`` (the architecture drawn by code, for the chapters and the slide decks),
-``sequence`` (chapter 08: step times, distances, reachability, learning curves against time) and
-``translation`` (chapter 09: BLEU by length, encoder-decoder bertviz).
-Interactive figures that work without a kernel (issue 37): ``precomputed`` (``frames``: a figure drawn for
-every setting of its sliders while the chapter runs, swapped by a few lines of JavaScript, so it responds
-in the book, the decks and a notebook alike), ``explorers`` (the chapters' figures built on it) and
-``in_browser`` (``llama_in_browser``: chapter 14's stories260K running in the reader's browser).
-Everything listed is also available as ``fromscratch.viz.<name>``.
+A figure only one chapter draws lives in that chapter's folder
+(``fromscratch.chapters.ch07_masking_generation.figures``); what stays here:
+
+- ``style``: the shared look (readable on light and dark book themes, ``BOOK_WIDTH``, the palette);
+- ``attention``: attention heatmaps, a grid of them, the scaling curves (chapters 02-04, 06, 07, 09, 14);
+- ``bertviz``: bertviz's interactive attention views for our models;
+- ``text``: prose computed from a run, wrapped text, tables, tokens shaded by a score;
+- ``diagrams``: the architecture drawn by code, for the chapters and the slide decks;
+- ``precomputed`` (``frames``: a figure drawn for every setting of its sliders while the chapter runs,
+  swapped by a few lines of JavaScript, so it responds in the book, the decks and a notebook alike, issue
+  37) and ``explorers`` (``attention_frames``, built on it: chapters 06, 09, 14);
+- ``verdicts`` (``viz.verdicts.compare``, ``crossing``, ``times``, ``plural``, ...): the words a chapter's
+  computed prose chooses from its numbers (ahead or within noise, crosses or not, at chance or above),
+  each rule tested on both sides; it is used as ``viz.verdicts.<name>``, not re-exported.
+
+Everything else listed is also available as ``fromscratch.viz.<name>``.
 """
 
 from fromscratch.viz import (
@@ -20,6 +25,7 @@ from fromscratch.viz import (
     explorers,  # interactive figures, precomputed (issue 37)
     precomputed,  # viz.frames: every frame drawn in Python, swapped by a few lines of JavaScript
     text,
+    verdicts,  # the words computed prose chooses from its numbers, tested on both sides
 )
 from fromscratch.viz.attention import *  # noqa: F403
 from fromscratch.viz.bertviz import *  # noqa: F403
@@ -31,6 +37,7 @@ from fromscratch.viz.text import *  # noqa: F403
 
 __all__ = [
     "use_style",
+    "verdicts",
     *attention.__all__,
     *bertviz.__all__,
     *text.__all__,

@@ -32,8 +32,8 @@ def bertviz_view(
     """Our attention in bertviz's interactive views (chapters 04, 06, 07).
 
     model_or_weights: a list (one per layer) of ``(b, h, t, t)`` tensors, one such tensor, or a
-    model; a model is called as ``model(inputs, return_attention=True)`` and must return
-    ``(output, attention)`` with ``attention`` one tensor or a list per layer. Batch element
+    model; a model is called as ``model(inputs, attention=weights)`` and appends one tensor per
+    layer to the list ``weights``. Batch element
     ``example`` is shown. tokens: ``t`` labels. kind: ``"head"`` (bertviz ``head_view``) or
     ``"model"`` (``model_view``, every head of every layer). Extra options go to bertviz.
 
@@ -57,8 +57,9 @@ def bertviz_view(
     if isinstance(model_or_weights, torch.nn.Module):
         if inputs is None:
             raise ValueError("pass inputs=... (what the model takes) to draw a model's attention.")
+        attention = []
         with torch.no_grad():
-            _, attention = model_or_weights(inputs, return_attention=True)
+            model_or_weights(inputs, attention=attention)
     layers = _per_layer(attention, example)
     t = layers[0].shape[-1]
     if len(tokens) != t:

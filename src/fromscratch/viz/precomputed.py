@@ -16,7 +16,8 @@ library and no network, so the same output works in Jupyter, Colab, the built bo
 
 - ``render(**values)`` returns what one frame shows: a matplotlib ``Figure`` or ``Axes`` (saved as a
   PNG inside the page, then closed, so Jupyter does not show it a second time), anything with
-  ``_repr_html_`` (a ``viz.table``), or a string of HTML.
+  ``_repr_html_`` (a ``viz.table``), or a string of HTML; ``$x$`` in its text becomes math that
+  MathJax typesets (``math_spans``), also in a frame the sliders bring in.
 - Each control is a keyword argument: a sequence of values (the slider shows ``str(value)``, ``:g``
   for floats) or a mapping ``{label: value}``. ``start`` picks the values shown first.
 - The frames are stored in row-major order of the controls (the last control varies fastest);
@@ -35,6 +36,7 @@ import io
 import itertools
 import json
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
@@ -42,7 +44,7 @@ import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-__all__ = ["Frames", "frames", "figure_html"]
+__all__ = ["Frames", "frames", "figure_html", "math_spans"]
 
 MAX_FRAMES = 500  # frames in one figure: each one is in the page
 DPI = 100  # PNG pixels per inch: the book shows figures at figure.dpi 100 (viz.style), one pixel per CSS px
@@ -75,14 +77,27 @@ def figure_html(figure: Figure | Axes, *, dpi: int = DPI, alt: str = "") -> str:
     )
 
 
+TEX = re.compile(r"(?<![\\$])\$([^$<>\n]+?)\$")  # $x$ in a text: inline math
+
+
+def math_spans(markup: str) -> str:
+    """``markup`` with each ``$x$`` in its text (not inside a tag) as ``<span class="math">\\(x\\)</span>``,
+    the form MathJax typesets in the book (Sphinx's delimiters), the decks and Jupyter; frames.js typesets
+    a frame when the sliders bring it in."""
+    span = r'<span class="math notranslate nohighlight">\\(\1\\)</span>'
+    return "".join(
+        part if part.startswith("<") else TEX.sub(span, part) for part in re.split(r"(<[^>]*>)", markup)
+    )
+
+
 def _as_html(shown: object, alt: str = "") -> str:
     """One frame's HTML from what ``render`` returned (``alt``: a figure's text for screen readers)."""
     if isinstance(shown, Figure | Axes):
         return figure_html(shown, alt=alt)
     if hasattr(shown, "_repr_html_"):
-        return shown._repr_html_()
+        return math_spans(shown._repr_html_())
     if isinstance(shown, str):
-        return shown
+        return math_spans(shown)
     raise TypeError(
         f"render returned a {type(shown).__name__}; return a matplotlib Figure or Axes, an object with "
         "_repr_html_ (e.g. viz.table) or a string of HTML."

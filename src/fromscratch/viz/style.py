@@ -15,6 +15,7 @@ import matplotlib as mpl
 
 PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
 HEATMAP_CMAP = "viridis"  # perceptually uniform, readable in greyscale
+FAINT = "#bbbbbb"  # what is drawn but not chosen: the other curves beside a highlighted one
 
 # Figures are sized for the page: the book's text column is about 730 px wide, and a figure drawn at
 # figure.dpi 100 wider than that is shrunk to fit it, its text with it. Drawn at most BOOK_WIDTH

@@ -1,12 +1,9 @@
-"""Text, tables and pictures of positions (chapters 01, 05-07).
+"""Text and tables (every chapter), and tokens shaded by a score (chapters 06 and 10).
 
 - ``table``: rows shown as an HTML table in the notebook and the book, aligned text elsewhere;
 - ``highlight_tokens``: a review (or any token sequence) with every token shaded by a score, e.g.
   how much it pushes a classifier towards "positive" (green) or "negative" (orange); HTML in the
-  notebook and the book, plain text elsewhere;
-- ``length_histogram``: how long the texts are, and where truncation cuts them;
-- ``position_plot``: position vectors as a heatmap (positions down, dimensions across) beside the
-  dot products between positions, the picture of chapter 05's sinusoidal encodings.
+  notebook and the book, plain text elsewhere.
 """
 
 from __future__ import annotations
@@ -16,11 +13,10 @@ import inspect
 import textwrap
 from collections.abc import Sequence
 
-import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from fromscratch.viz.style import BOOK_WIDTH, HEATMAP_CMAP, PALETTE
+from fromscratch.viz.style import PALETTE
 
 __all__ = [
     "Prose",
@@ -30,8 +26,6 @@ __all__ = [
     "table",
     "TokenHighlight",
     "highlight_tokens",
-    "length_histogram",
-    "position_plot",
 ]
 WIDTH = 88  # characters: the book's text column, for text shown instead of HTML
 
@@ -189,46 +183,3 @@ def highlight_tokens(
     if signed is None:
         signed = scores is not None and bool((torch.as_tensor(scores) < 0).any())
     return TokenHighlight(tokens, scores, caption, signed)
-
-
-def length_histogram(
-    lengths: Sequence[int] | torch.Tensor, max_len: int | None = None, *, bins: int = 60, unit: str = "tokens"
-):
-    """A histogram of text lengths, with the truncation length marked (chapter 06). Returns the ``Axes``."""
-    lengths = np.asarray(torch.as_tensor(lengths).cpu())
-    _, ax = plt.subplots(figsize=(BOOK_WIDTH, 3))
-    ax.hist(lengths, bins=bins, color=NEUTRAL)
-    ax.set(
-        xlabel=f"length ({unit})",
-        ylabel="count",
-        title=f"{len(lengths):,} texts, median {np.median(lengths):.0f} {unit}",
-    )
-    if max_len is not None:
-        cut = float((lengths > max_len).mean())
-        ax.axvline(max_len, color=NEGATIVE, linestyle="--", label=f"max_len = {max_len}: {cut:.0%} are cut")
-        ax.legend()
-    return ax
-
-
-def position_plot(vectors: torch.Tensor, *, title: str = "position vectors"):
-    """Position vectors ``(t, e)`` as a heatmap, next to their dot products ``(t, t)`` (chapter 05).
-
-    Returns the ``Figure``.
-    """
-    vectors = torch.as_tensor(vectors).detach().float().cpu()
-    if vectors.dim() != 2:
-        raise ValueError(f"vectors must have shape (t, e), got {tuple(vectors.shape)}.")
-    fig, (left, right) = plt.subplots(1, 2, figsize=(BOOK_WIDTH, 3.2), layout="constrained")
-    top = float(vectors.abs().max()) or 1.0
-    image = left.imshow(
-        vectors.numpy(), cmap="RdBu_r", aspect="auto", vmin=-top, vmax=top, interpolation="nearest"
-    )
-    left.set(xlabel="dimension", ylabel="position", title=title)
-    left.grid(False)
-    fig.colorbar(image, ax=left)
-    dots = vectors @ vectors.T  # (t, t)
-    image = right.imshow(dots.numpy(), cmap=HEATMAP_CMAP, aspect="equal")
-    right.set(xlabel="position", ylabel="position", title="dot products between positions")
-    right.grid(False)
-    fig.colorbar(image, ax=right)
-    return fig

@@ -5,19 +5,23 @@
 - ``plot_movie_features``: well-known movies placed by their first two learned directions, in the
   spirit of Koren, Bell & Volinsky (2009, Fig. 3);
 - ``direction_ends``: the movies at both ends of each learned direction;
-- ``taste_table`` and ``taste_explorer``: top recommendations for made-up users, as a static table
-  (renders everywhere, the built book included) and as live ipywidgets sliders.
+- ``taste_table``, ``taste_frames`` and ``taste_explorer``: top recommendations for made-up users, as
+  a static table, as sliders precomputed for every setting (both render everywhere, the built book
+  included) and as live ipywidgets sliders.
 """
 
 from __future__ import annotations
 
+import html
 from collections.abc import Mapping, Sequence
 
 import matplotlib.pyplot as plt
+import numpy as np
 import torch
 
 from fromscratch.data.movielens import short_title
 from fromscratch.models.recommender import MatrixFactorization, recommend, taste_vector
+from fromscratch.viz.precomputed import Frames, frames
 from fromscratch.viz.style import PALETTE
 from fromscratch.viz.text import Table
 
@@ -27,6 +31,7 @@ __all__ = [
     "plot_movie_features",
     "direction_ends",
     "taste_table",
+    "taste_frames",
     "taste_explorer",
 ]
 
@@ -235,6 +240,36 @@ def taste_table(
         columns.append([short_title(titles[i]) for i in items.tolist()])
     rows = [[str(r + 1), *(col[r] for col in columns)] for r in range(min(len(c) for c in columns))]
     return Table(rows, ["rank", *(f"taste {_amount_label(a)}" for a in settings)])
+
+
+def taste_frames(
+    model: MatrixFactorization,
+    titles: Sequence[str],
+    directions: torch.Tensor,
+    *,
+    k: int,
+    candidates: torch.Tensor | None = None,
+    limit: float = 3.0,
+    step: float = 0.5,
+) -> Frames:
+    """Chapter 01's made-up user: a slider per learned direction (``directions`` ``(2, f)``, as
+    ``recommender.item_directions`` gives), in standard deviations of the real users along it, from
+    ``-limit`` to ``limit``; each frame is the top-``k`` list with its predicted stars."""
+    amounts = [round(float(a), 6) for a in np.arange(-limit, limit + step / 2, step)]
+
+    def top(**taste):
+        user = taste_vector(model, directions, list(taste.values()))  # (f,)
+        items, stars = recommend(model, user, k, candidates=candidates)
+        rows = "".join(
+            f"<tr><td>{r + 1}</td><td>{html.escape(short_title(titles[i]))}</td><td>{s:.2f}</td></tr>"
+            for r, (i, s) in enumerate(zip(items.tolist(), stars, strict=True))
+        )
+        head = "<tr><th>rank</th><th>movie</th><th>predicted stars</th></tr>"
+        return f"<table class='fs-taste'><thead>{head}</thead><tbody>{rows}</tbody></table>"
+
+    controls = {f"direction {j + 1}": amounts for j in range(directions.shape[0])}
+    style = ".fs-taste td, .fs-taste th {text-align: left; padding: 0.2em 1.2em 0.2em 0}"
+    return frames(top, start=dict.fromkeys(controls, 0.0), style=style, **controls)
 
 
 def taste_explorer(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 # --- chapters 02-04: attention ---------------------------------------------------------------------
@@ -20,16 +20,25 @@ class AttentionRun:
     timing_heads: int  # heads h of the timed SelfAttention
 
 
-def _attention(
-    samples: int, lengths: tuple[int, ...], repeats: int, batch: int, emb: int, heads: int
-) -> AttentionRun:
-    """An attention run: head widths d = 2 .. 1024 with 16 keys for the scaling curves, then the timings."""
-    dims = (2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
-    return AttentionRun(dims, samples, 16, lengths, repeats, batch, emb, heads)
+SMOKE = AttentionRun(
+    scaling_dims=(2, 4, 8, 16, 32, 64, 128, 256, 512, 1024),  # d = 2 .. 1024 in every profile
+    scaling_samples=200,
+    scaling_keys=16,
+    timing_lengths=(16, 64),
+    timing_repeats=2,
+    timing_batch=2,
+    timing_emb=32,
+    timing_heads=4,
+)
+CPU = replace(
+    SMOKE,
+    scaling_samples=2_000,
+    timing_lengths=(64, 256, 1024),
+    timing_repeats=10,
+    timing_batch=4,
+    timing_emb=128,
+    timing_heads=8,
+)
+GPU = replace(CPU, timing_lengths=(256, 1024, 4096), timing_repeats=20, timing_emb=256)
 
-
-ATTENTION_RUNS = {
-    "smoke": _attention(samples=200, lengths=(16, 64), repeats=2, batch=2, emb=32, heads=4),
-    "cpu": _attention(samples=2_000, lengths=(64, 256, 1024), repeats=10, batch=4, emb=128, heads=8),
-    "gpu": _attention(samples=2_000, lengths=(256, 1024, 4096), repeats=20, batch=4, emb=256, heads=8),
-}
+ATTENTION_RUNS = {"smoke": SMOKE, "cpu": CPU, "gpu": GPU}

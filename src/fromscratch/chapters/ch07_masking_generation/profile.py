@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from fromscratch.models import GeneratorConfig
 from fromscratch.training import TrainConfig
@@ -21,44 +21,39 @@ class Enwik8Run:
     sample_bytes: int  # length of each generated sample
 
 
-def _demo(steps: int, lr: float) -> TrainConfig:
-    """Section 7.2's short runs: ``steps`` steps at the main run's ``lr``, warmed up over a tenth of them."""
-    return TrainConfig(steps=steps, lr=lr, warmup_steps=steps // 10)
+# smoke: the mirror's 1,000,000-byte prefix, a one-block model; seconds on 2 cores.
+SMOKE = Enwik8Run(
+    data_bytes=1_000_000,
+    model=GeneratorConfig(emb=64, heads=4, depth=1, context=32),
+    train=TrainConfig(steps=200, lr=5e-3, warmup_steps=20, eval_every=50),
+    batch_size=16,
+    eval_bytes=4_000,
+    # section 7.2's short runs: the main run's lr, warmed up over a tenth of the steps
+    demo=TrainConfig(steps=200, lr=5e-3, warmup_steps=20),
+    demo_context=16,
+    sample_bytes=120,
+)
+# cpu: the full enwik8 (standard split); about 0.13 s a step on 2 free cores: ~10 minutes.
+CPU = replace(
+    SMOKE,
+    data_bytes=None,
+    model=replace(SMOKE.model, emb=128, depth=2, context=128),
+    train=replace(SMOKE.train, steps=4_000, lr=2e-3, warmup_steps=100, eval_every=500),
+    batch_size=32,
+    eval_bytes=100_000,
+    demo=replace(SMOKE.demo, lr=2e-3),
+    sample_bytes=300,
+)
+# gpu: the blog's model (12 blocks, emb 256, context 256, batch 32); the blog trained 170K batches.
+# 35,000 steps: about 25 min on a T4 by benchmarks/gpu_plan.py (50,000 would take 36)
+GPU = replace(
+    CPU,
+    model=replace(CPU.model, emb=256, heads=8, depth=12, context=256),
+    train=replace(CPU.train, steps=35_000, lr=3e-4, warmup_steps=1_000, eval_every=2_500),
+    eval_bytes=1_000_000,
+    demo=replace(CPU.demo, steps=1_000, lr=3e-4, warmup_steps=100),
+    demo_context=32,
+    sample_bytes=600,
+)
 
-
-ENWIK8_RUNS = {
-    # smoke: the mirror's 1,000,000-byte prefix, a one-block model; seconds on 2 cores.
-    "smoke": Enwik8Run(
-        data_bytes=1_000_000,
-        model=GeneratorConfig(emb=64, heads=4, depth=1, context=32),
-        train=TrainConfig(steps=200, lr=5e-3, warmup_steps=20, eval_every=50),
-        batch_size=16,
-        eval_bytes=4_000,
-        demo=_demo(steps=200, lr=5e-3),
-        demo_context=16,
-        sample_bytes=120,
-    ),
-    # cpu: the full enwik8 (standard split); about 0.13 s a step on 2 free cores: ~10 minutes.
-    "cpu": Enwik8Run(
-        data_bytes=None,
-        model=GeneratorConfig(emb=128, heads=4, depth=2, context=128),
-        train=TrainConfig(steps=4_000, lr=2e-3, warmup_steps=100, eval_every=500),
-        batch_size=32,
-        eval_bytes=100_000,
-        demo=_demo(steps=200, lr=2e-3),
-        demo_context=16,
-        sample_bytes=300,
-    ),
-    # gpu: the blog's model (12 blocks, emb 256, context 256, batch 32); the blog trained 170K batches.
-    # 35,000 steps: about 25 min on a T4 by benchmarks/gpu_plan.py (50,000 would take 36)
-    "gpu": Enwik8Run(
-        data_bytes=None,
-        model=GeneratorConfig(emb=256, heads=8, depth=12, context=256),
-        train=TrainConfig(steps=35_000, lr=3e-4, warmup_steps=1_000, eval_every=2_500),
-        batch_size=32,
-        eval_bytes=1_000_000,
-        demo=_demo(steps=1_000, lr=3e-4),
-        demo_context=32,
-        sample_bytes=600,
-    ),
-}
+ENWIK8_RUNS = {"smoke": SMOKE, "cpu": CPU, "gpu": GPU}

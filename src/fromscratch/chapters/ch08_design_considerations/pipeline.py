@@ -1,7 +1,7 @@
 """Chapter 08's experiments: what the notebook and ``benchmarks/sequence_models.py`` should not write.
 
 - :func:`step_time_table`: seconds per training step of each model at each length ``t`` (8.1), with
-  :func:`crossover` (the first length at which one model gets slower than another; the growth
+  :func:`crossover` (the length from which one model stays slower than another; the growth
   ``time ~ t**slope`` is :func:`fromscratch.utils.loglog_slope`);
 - :func:`task_accuracy`: how many of a match task's sequences a model labels right (8.2; the sequences
   of each distance ``d`` and their order are :class:`~fromscratch.data.synthetic.MatchData`'s).
@@ -54,11 +54,16 @@ def step_time_table(
 
 
 def crossover(lengths: Iterable[int], slower: Iterable[float], faster: Iterable[float]) -> int | None:
-    """The first length at which ``slower``'s seconds exceed ``faster``'s (None: never)."""
+    """The first length from which ``slower``'s seconds exceed ``faster``'s at every longer length too
+    (None: not at the longest). The chapter's sentence reads the whole curve with
+    :func:`fromscratch.viz.verdicts.crossing`."""
+    since = None
     for t, a, b in zip(lengths, slower, faster, strict=True):
-        if a > b:
-            return t
-    return None
+        if a <= b:
+            since = None  # faster here: a crossing before this length does not hold
+        elif since is None:
+            since = t
+    return since
 
 
 def task_accuracy(model: nn.Module, task: Task, *, device: torch.device | str = "cpu") -> float:

@@ -59,87 +59,80 @@ class SequenceRun:
         return {**configs, "dilated cnn": replace(configs["cnn"], dilated=True)}
 
 
-def _models(
-    emb: int, heads: int, depth: int, rnn_depth: int, cnn_depth: int, kernel: int, words: int, max_len: int
-) -> dict[str, SequenceClassifierConfig]:
-    """The transformer (``emb``, ``heads``, ``depth``), the GRU and the CNN of one run, for IMDb."""
-    transformer = SequenceClassifierConfig(
-        vocab_size=words + len(SPECIALS), emb=emb, heads=heads, depth=depth, max_len=max_len
-    )
-    return {
-        "transformer": transformer,
-        "rnn": replace(transformer, encoder="rnn", depth=rnn_depth, cell="gru"),
-        "cnn": replace(transformer, encoder="cnn", depth=cnn_depth, kernel=kernel),
-    }
+# smoke: every experiment at toy size, only to prove the code runs (seconds)
+# The transformer sets the sizes; the GRU and the CNN are its config with the encoder swapped.
+_TRANSFORMER = SequenceClassifierConfig(
+    vocab_size=2_000 + len(SPECIALS), emb=16, heads=2, depth=1, max_len=64
+)
+SMOKE = SequenceRun(
+    transformer=_TRANSFORMER,
+    rnn=replace(_TRANSFORMER, encoder="rnn", depth=1, cell="gru"),
+    cnn=replace(_TRANSFORMER, encoder="cnn", depth=2, kernel=3),
+    timing_lengths=(16, 32, 64),
+    timing_batch=2,
+    timing_repeats=1,
+    timing_vocab=64,
+    task=MatchData(length=16, vocab=16, symbols=4, train_size=256, test_size=128, batch=32),
+    task_distances=(2, 8, 15),
+    # 10 % of the steps warm-up; twenty short runs, no progress bars
+    task_train=TrainConfig(steps=10, lr=3e-3, warmup_steps=1, progress=False),
+    map_length=16,
+    imdb_vocab_words=2_000,
+    imdb_max_len=64,
+    imdb_batch=32,
+    imdb_train_reviews=512,
+    imdb_valid_reviews=64,
+    imdb_test_reviews=256,
+    imdb_train=TrainConfig(minutes=1 / 60, lr=3e-3, warmup_steps=5, eval_every=10),
+    imdb_seeds=2,  # two: the spread's code runs too
+)
+# cpu: real measurements on 2 cores (the race's 3 seeds take 9 of the chapter's minutes)
+_CPU_SIZES = dict(vocab_size=20_000 + len(SPECIALS), emb=64, heads=4, max_len=256)  # the three models'
+CPU = replace(
+    SMOKE,
+    transformer=replace(SMOKE.transformer, **_CPU_SIZES, depth=2),
+    rnn=replace(SMOKE.rnn, **_CPU_SIZES),
+    cnn=replace(SMOKE.cnn, **_CPU_SIZES, kernel=5),
+    timing_lengths=(64, 128, 256, 512, 1024, 2048),
+    timing_batch=4,
+    timing_repeats=3,
+    timing_vocab=256,
+    task=replace(SMOKE.task, length=32, train_size=4_096, test_size=1_000, batch=64),
+    task_distances=(2, 4, 8, 16, 31),
+    task_train=replace(SMOKE.task_train, steps=1_000, warmup_steps=100),
+    map_length=32,
+    imdb_vocab_words=20_000,
+    imdb_max_len=256,
+    imdb_batch=64,
+    imdb_train_reviews=None,
+    imdb_valid_reviews=1_000,
+    imdb_test_reviews=5_000,
+    # 45 s of training steps per model, one config for all four. On 2 shared cores the GRU takes
+    # 15-95 steps in that time (load 4 to 2.6), the bag 600-2,400: hence a warm-up of 5 steps, and
+    # validation every 25 steps (a few points for the GRU, about 100 passes of 0.3 s for the bag)
+    imdb_train=replace(SMOKE.imdb_train, minutes=0.75, eval_every=25),
+    imdb_seeds=3,  # 3 x 4 x 45 s: the race's lesson with its spread (seeds 1-2 validate once)
+)
+# gpu: longer sequences, where attention's t² shows even on a GPU; longer IMDb budgets
+_GPU_SIZES = dict(vocab_size=50_000 + len(SPECIALS), emb=128, heads=8, max_len=512)  # the three models'
+GPU = replace(
+    CPU,
+    transformer=replace(CPU.transformer, **_GPU_SIZES, depth=4),
+    rnn=replace(CPU.rnn, **_GPU_SIZES, depth=2),
+    cnn=replace(CPU.cnn, **_GPU_SIZES, depth=4),
+    timing_lengths=(64, 128, 256, 512, 1024, 2048, 4096, 8192),
+    timing_batch=8,
+    timing_repeats=10,
+    task=replace(CPU.task, length=128, train_size=16_384, test_size=2_000, batch=128),
+    task_distances=(2, 4, 8, 16, 32, 64, 127),
+    task_train=replace(CPU.task_train, steps=3_000, lr=1e-3, warmup_steps=300),
+    map_length=64,
+    imdb_vocab_words=50_000,
+    imdb_max_len=512,
+    imdb_test_reviews=None,
+    # a T4: ~26 min in all
+    imdb_train=replace(CPU.imdb_train, minutes=4, lr=1e-3, warmup_steps=200, eval_every=200),
+    imdb_seeds=1,  # one run each: 3 seeds would add 32 minutes on a Colab GPU
+)
 
-
-def _task(steps: int, lr: float) -> TrainConfig:
-    """The match task's training: ``steps`` steps, 10 % of them warm-up; twenty short runs, no bars."""
-    return TrainConfig(steps=steps, lr=lr, warmup_steps=steps // 10, progress=False)
-
-
-SEQUENCE_RUNS = {
-    # smoke: every experiment at toy size, only to prove the code runs (seconds)
-    "smoke": SequenceRun(
-        **_models(emb=16, heads=2, depth=1, rnn_depth=1, cnn_depth=2, kernel=3, words=2_000, max_len=64),
-        timing_lengths=(16, 32, 64),
-        timing_batch=2,
-        timing_repeats=1,
-        timing_vocab=64,
-        task=MatchData(length=16, vocab=16, symbols=4, train_size=256, test_size=128, batch=32),
-        task_distances=(2, 8, 15),
-        task_train=_task(steps=10, lr=3e-3),
-        map_length=16,
-        imdb_vocab_words=2_000,
-        imdb_max_len=64,
-        imdb_batch=32,
-        imdb_train_reviews=512,
-        imdb_valid_reviews=64,
-        imdb_test_reviews=256,
-        imdb_train=TrainConfig(minutes=1 / 60, lr=3e-3, warmup_steps=5, eval_every=10),
-        imdb_seeds=2,  # two: the spread's code runs too
-    ),
-    # cpu: real measurements on 2 cores (the race's 3 seeds take 9 of the chapter's minutes)
-    "cpu": SequenceRun(
-        **_models(emb=64, heads=4, depth=2, rnn_depth=1, cnn_depth=2, kernel=5, words=20_000, max_len=256),
-        timing_lengths=(64, 128, 256, 512, 1024, 2048),
-        timing_batch=4,
-        timing_repeats=3,
-        timing_vocab=256,
-        task=MatchData(length=32, vocab=16, symbols=4, train_size=4_096, test_size=1_000, batch=64),
-        task_distances=(2, 4, 8, 16, 31),
-        task_train=_task(steps=1_000, lr=3e-3),
-        map_length=32,
-        imdb_vocab_words=20_000,
-        imdb_max_len=256,
-        imdb_batch=64,
-        imdb_train_reviews=None,
-        imdb_valid_reviews=1_000,
-        imdb_test_reviews=5_000,
-        # 45 s of training steps per model, one config for all four. On 2 shared cores the GRU takes
-        # 15-95 steps in that time (load 4 to 2.6), the bag 600-2,400: hence a warm-up of 5 steps, and
-        # validation every 25 steps (a few points for the GRU, about 100 passes of 0.3 s for the bag)
-        imdb_train=TrainConfig(minutes=0.75, lr=3e-3, warmup_steps=5, eval_every=25),
-        imdb_seeds=3,  # 3 x 4 x 45 s: the race's lesson with its spread (seeds 1-2 validate once)
-    ),
-    # gpu: longer sequences, where attention's t² shows even on a GPU; longer IMDb budgets
-    "gpu": SequenceRun(
-        **_models(emb=128, heads=8, depth=4, rnn_depth=2, cnn_depth=4, kernel=5, words=50_000, max_len=512),
-        timing_lengths=(64, 128, 256, 512, 1024, 2048, 4096, 8192),
-        timing_batch=8,
-        timing_repeats=10,
-        timing_vocab=256,
-        task=MatchData(length=128, vocab=16, symbols=4, train_size=16_384, test_size=2_000, batch=128),
-        task_distances=(2, 4, 8, 16, 32, 64, 127),
-        task_train=_task(steps=3_000, lr=1e-3),
-        map_length=64,
-        imdb_vocab_words=50_000,
-        imdb_max_len=512,
-        imdb_batch=64,
-        imdb_train_reviews=None,
-        imdb_valid_reviews=1_000,
-        imdb_test_reviews=None,
-        imdb_train=TrainConfig(minutes=4, lr=1e-3, warmup_steps=200, eval_every=200),  # a T4: ~26 min in all
-        imdb_seeds=1,  # one run each: 3 seeds would add 32 minutes on a Colab GPU
-    ),
-}
+SEQUENCE_RUNS = {"smoke": SMOKE, "cpu": CPU, "gpu": GPU}

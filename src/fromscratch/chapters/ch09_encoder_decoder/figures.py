@@ -9,8 +9,14 @@ import matplotlib.pyplot as plt
 import torch
 
 from fromscratch.viz.style import BOOK_WIDTH, PALETTE
+from fromscratch.viz.text import table
 
-__all__ = ["bleu_by_length_plot", "encoder_decoder_bertviz", "learning_curves_by_time"]
+__all__ = [
+    "bleu_by_length_plot",
+    "bleu_by_length_table",
+    "encoder_decoder_bertviz",
+    "learning_curves_by_time",
+]
 
 
 def bleu_by_length_plot(rows: dict[str, list[tuple[str, int, float]]], *, title: str | None = None):
@@ -36,6 +42,22 @@ def bleu_by_length_plot(rows: dict[str, list[tuple[str, int, float]]], *, title:
     ax.set_ylim(bottom=0)
     ax.legend()
     return ax
+
+
+def bleu_by_length_table(rows: dict[str, list[tuple[str, int, float]]]):
+    """The numbers of :func:`bleu_by_length_plot` as a table: each bin's sentences and every model's BLEU,
+    and for two models the second's minus the first's (``viz.table``, shown when last in a cell)."""
+    names = list(rows)
+    columns = list(zip(*rows.values(), strict=True))  # one tuple of (label, sentences, BLEU) per bin
+    header = ["source tokens", "sentences", *names]
+    lines = []
+    for per_model in columns:
+        scores = [score for *_, score in per_model]
+        line = [per_model[0][0], f"{per_model[0][1]:,}", *(f"{s:.1f}" for s in scores)]
+        lines.append(line + ([f"{scores[1] - scores[0]:+.1f}"] if len(names) == 2 else []))
+    if len(names) == 2:
+        header.append("difference")
+    return table(lines, header=header, caption="test BLEU by source length (one run each)")
 
 
 def learning_curves_by_time(
@@ -103,8 +125,8 @@ def encoder_decoder_bertviz(
     """An encoder-decoder's attention in bertviz: encoder self-, decoder self- and cross-attention.
 
     weights: ``{"encoder": [...], "decoder": [...], "cross": [...]}`` with one ``(b, h, tq, tk)`` tensor
-    per layer (what ``EncoderDecoder(..., return_attention=True)`` returns); ``example`` picks the
-    sentence. ``kind``: ``"model"`` (every head of every layer) or ``"head"``. Returns an
+    per layer (``model.attention_parts(weights)`` after ``model(..., attention=weights)``); ``example``
+    picks the sentence. ``kind``: ``"model"`` (every head of every layer) or ``"head"``. Returns an
     ``IPython.display.HTML`` object (it fetches d3 and jQuery online).
     """
     from bertviz import head_view, model_view

@@ -34,80 +34,85 @@ class TranslationRun:
     timing_repeats: int  # 9.4: timed training steps per model on one batch (the median; one CPU thread)
 
 
-def _run(
-    *, vocab_size: int, max_len: int, model: EncoderDecoderConfig, rnn: RNNSeq2SeqConfig, **sizes
-) -> TranslationRun:
-    """One profile's run: the vocabulary and ``max_len`` go into every model's config, and the Bahdanau
-    baseline is the bottleneck one with attention switched on (everything else equal)."""
-    vocab = dict(src_vocab_size=vocab_size, tgt_vocab_size=vocab_size)
-    transformer = replace(model, **vocab, max_len=max_len, pool_dropout=True)
-    bottleneck = replace(rnn, vocab_size=vocab_size, max_len=max_len, attention=False)
-    return TranslationRun(
-        vocab_size=vocab_size,
-        max_len=max_len,
-        model=transformer,
-        rnn=bottleneck,
-        rnn_attention=replace(bottleneck, attention=True),
-        **sizes,
-    )
-
-
-TRANSLATION_RUNS = {
-    # smoke: tiny models, 12 steps on 2,000 pairs (the step cap, not the time, ends training, so runs repeat
-    # exactly); BLEU near 0 (seconds)
-    "smoke": _run(
-        vocab_size=1000,
+# smoke: tiny models, 12 steps on 2,000 pairs (the step cap, not the time, ends training, so runs repeat
+# exactly); BLEU near 0 (seconds). The vocabulary and max_len are every model's.
+_RNN = RNNSeq2SeqConfig(vocab_size=1000, emb=32, hidden=32, max_len=64, attention=False)
+SMOKE = TranslationRun(
+    vocab_size=1000,
+    max_len=64,
+    train_pairs=2000,
+    test_pairs=40,
+    model=EncoderDecoderConfig(
+        src_vocab_size=1000,
+        tgt_vocab_size=1000,
+        emb=32,
+        heads=2,
+        encoder_depth=1,
+        decoder_depth=1,
+        ff_mult=2,
+        norm="pre",
         max_len=64,
-        train_pairs=2000,
-        test_pairs=40,
-        model=EncoderDecoderConfig(emb=32, heads=2, encoder_depth=1, decoder_depth=1, ff_mult=2, norm="pre"),
-        train=TrainConfig(steps=12, minutes=0.5, lr=2e-3, warmup_steps=5, eval_every=6),
-        rnn=RNNSeq2SeqConfig(emb=32, hidden=32),
-        rnn_train=TrainConfig(steps=12, minutes=0.5, lr=3e-3, warmup_steps=3, eval_every=6),
-        max_tokens=1500,
-        label_smoothing=0.1,
-        beam_size=2,
-        val_pairs=20,
-        timing_repeats=1,
+        pool_dropout=True,
     ),
-    # cpu: 2 cores; the three models train for the same 5 minutes each (the chapter then runs in ~20 min).
-    # Each peak lr is the best of three on validation BLEU (greedy, 1,014 pairs) after 1.5 min of training
-    # (benchmarks/translation.py --val --no-save, under the lock): GRU bottleneck 1e-3 8.1, 3e-3 9.5, 1e-2
-    # 9.3; GRU + Bahdanau 10.2, 14.1, 11.2; transformer 5e-4 3.0, 1e-3 5.2, 2e-3 6.1. The 15-minute runs
-    # of the previous profile (transformer lr 1e-3) are in benchmarks/README.md.
-    "cpu": _run(
-        vocab_size=8000,
+    train=TrainConfig(steps=12, minutes=0.5, lr=2e-3, warmup_steps=5, eval_every=6),
+    rnn=_RNN,
+    rnn_attention=replace(_RNN, attention=True),  # Bahdanau's: the bottleneck one, everything else equal
+    rnn_train=TrainConfig(steps=12, minutes=0.5, lr=3e-3, warmup_steps=3, eval_every=6),
+    max_tokens=1500,
+    label_smoothing=0.1,
+    beam_size=2,
+    val_pairs=20,
+    timing_repeats=1,
+)
+# cpu: 2 cores; the three models train for the same 5 minutes each (the chapter then runs in ~20 min).
+# Each peak lr is the best of three on validation BLEU (greedy, 1,014 pairs) after 1.5 min of training
+# (benchmarks/translation.py --val --no-save, under the lock): GRU bottleneck 1e-3 8.1, 3e-3 9.5, 1e-2
+# 9.3; GRU + Bahdanau 10.2, 14.1, 11.2; transformer 5e-4 3.0, 1e-3 5.2, 2e-3 6.1. The 15-minute runs
+# of the previous profile (transformer lr 1e-3) are in benchmarks/README.md.
+_CPU_RNN = replace(SMOKE.rnn, vocab_size=8000, max_len=100, emb=256, hidden=256)
+CPU = replace(
+    SMOKE,
+    vocab_size=8000,
+    max_len=100,
+    train_pairs=None,
+    test_pairs=None,
+    model=replace(
+        SMOKE.model,
+        src_vocab_size=8000,
+        tgt_vocab_size=8000,
         max_len=100,
-        train_pairs=None,
-        test_pairs=None,
-        model=EncoderDecoderConfig(emb=256, heads=4, encoder_depth=3, decoder_depth=3, ff_mult=2, norm="pre"),
-        train=TrainConfig(minutes=5.0, lr=2e-3, warmup_steps=100, eval_every=100),
-        rnn=RNNSeq2SeqConfig(emb=256, hidden=256),
-        rnn_train=TrainConfig(minutes=5.0, lr=3e-3, warmup_steps=30, eval_every=100),
-        max_tokens=2500,
-        label_smoothing=0.1,
-        beam_size=4,
-        val_pairs=200,
-        timing_repeats=5,
+        emb=256,
+        heads=4,
+        encoder_depth=3,
+        decoder_depth=3,
     ),
-    # gpu: not run in full on a GPU yet; Vaswani-base-like width, more layers and a longer run. 8 + 8 + 8 min
-    # of training (the three models get the same minutes, as in cpu); benchmarks/gpu_plan.py estimates the
-    # chapter on a T4 (an earlier 30 + 2 x 10 took ~56 min there)
-    "gpu": _run(
-        vocab_size=8000,
-        max_len=128,
-        train_pairs=None,
-        test_pairs=None,
-        model=EncoderDecoderConfig(
-            emb=512, heads=8, encoder_depth=6, decoder_depth=6, ff_mult=4, dropout=0.2, norm="pre"
-        ),
-        train=TrainConfig(minutes=8.0, lr=5e-4, warmup_steps=1000, eval_every=1000),
-        rnn=RNNSeq2SeqConfig(emb=256, hidden=512, dropout=0.2),
-        rnn_train=TrainConfig(minutes=8.0, lr=1e-3, warmup_steps=200, eval_every=1000),
-        max_tokens=8000,
-        label_smoothing=0.1,
-        beam_size=5,
-        val_pairs=500,
-        timing_repeats=10,
+    train=replace(SMOKE.train, steps=None, minutes=5.0, warmup_steps=100, eval_every=100),  # no step cap
+    rnn=_CPU_RNN,
+    rnn_attention=replace(_CPU_RNN, attention=True),
+    rnn_train=replace(SMOKE.rnn_train, steps=None, minutes=5.0, warmup_steps=30, eval_every=100),
+    max_tokens=2500,
+    beam_size=4,
+    val_pairs=200,
+    timing_repeats=5,
+)
+# gpu: not run in full on a GPU yet; Vaswani-base-like width, more layers and a longer run. 8 + 8 + 8 min
+# of training (the three models get the same minutes, as in cpu); benchmarks/gpu_plan.py estimates the
+# chapter on a T4 (an earlier 30 + 2 x 10 took ~56 min there)
+_GPU_RNN = replace(CPU.rnn, max_len=128, hidden=512, dropout=0.2)
+GPU = replace(
+    CPU,
+    max_len=128,
+    model=replace(
+        CPU.model, max_len=128, emb=512, heads=8, encoder_depth=6, decoder_depth=6, ff_mult=4, dropout=0.2
     ),
-}
+    train=replace(CPU.train, minutes=8.0, lr=5e-4, warmup_steps=1000, eval_every=1000),
+    rnn=_GPU_RNN,
+    rnn_attention=replace(_GPU_RNN, attention=True),
+    rnn_train=replace(CPU.rnn_train, minutes=8.0, lr=1e-3, warmup_steps=200, eval_every=1000),
+    max_tokens=8000,
+    beam_size=5,
+    val_pairs=500,
+    timing_repeats=10,
+)
+
+TRANSLATION_RUNS = {"smoke": SMOKE, "cpu": CPU, "gpu": GPU}

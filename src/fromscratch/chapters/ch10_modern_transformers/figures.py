@@ -10,9 +10,15 @@ import matplotlib.pyplot as plt
 import torch
 
 from fromscratch.viz.style import BOOK_WIDTH, HEATMAP_CMAP, PALETTE
-from fromscratch.viz.text import highlight_tokens
+from fromscratch.viz.text import highlight_tokens, table
 
-__all__ = ["bpe_pieces", "label_efficiency_plot", "similarity_heatmap", "tokeniser_tradeoff"]
+__all__ = [
+    "bpe_pieces",
+    "label_efficiency_plot",
+    "label_efficiency_table",
+    "similarity_heatmap",
+    "tokeniser_tradeoff",
+]
 
 
 def tokeniser_tradeoff(rows: Sequence[tuple[str, int, float]], *, title: str | None = None):
@@ -98,3 +104,24 @@ def label_efficiency_plot(
     ax.minorticks_off()
     fig.legend(fontsize="small", loc="outside lower center", ncol=3)
     return fig
+
+
+def label_efficiency_table(results: Mapping[tuple[int, str], Sequence[float]], *, caption: str = ""):
+    """The numbers of :func:`label_efficiency_plot` as a table: each N's test accuracy per starting point (the
+    mean over its seeds) and each start's difference from random weights, in points (``viz.table``).
+
+    results: ``{(N, init): [accuracy per seed]}`` with the inits ``random``, ``ours`` and ``minilm``.
+    """
+    inits = ("random", "ours", "minilm")
+    rows = []
+    for n in sorted({n for n, _ in results}):
+        mean = {init: statistics.mean(results[n, init]) for init in inits}
+        rows.append(
+            (
+                f"{n:,}",
+                *(f"{mean[init]:.1%}" for init in inits),
+                *(f"{(mean[init] - mean['random']) * 100:+.1f}" for init in inits[1:]),
+            )
+        )
+    header = ["N", "random weights", "ours", "MiniLM", "ours - random", "MiniLM - random"]
+    return table(rows, header=header, caption=caption)

@@ -33,6 +33,7 @@ class LabelEfficiencyRun:
     warmup: float  # warm-up as a fraction of the steps
     pooling: str  # the classifier reads the mean of the outputs ("mean") or the [CLS] one ("cls")
     dropout: float  # dropout in every encoder and the head (MiniLM's own: 0.1)
+    picked_in: str | None = None  # the profile whose benchmark run picked `picked` (None: set by hand)
 
     def steps(self, n: int) -> int:
         """Optimiser steps of a fine-tuning on ``n`` reviews: ``epochs`` passes, at least ``min_steps``."""
@@ -52,57 +53,56 @@ class LabelEfficiencyRun:
         """The peak lr of ``init`` that ``benchmarks/label_efficiency.py`` picked on the held-out reviews."""
         return dict(self.picked)[init]
 
+    def at_edge(self, init: str) -> bool:
+        """True when ``init``'s pick is the smallest or largest of a grid of three or more: the grid does
+        not bracket its best rate."""
+        grid = self.grid(init)
+        return len(grid) > 2 and self.lr(init) in (min(grid), max(grid))
 
-def _run(**sizes) -> LabelEfficiencyRun:
-    return LabelEfficiencyRun(
-        finetune=TrainConfig(epochs=sizes.pop("epochs"), weight_decay=0.01), pooling="mean", **sizes
-    )
 
-
-LABEL_EFFICIENCY_RUNS = {
-    # smoke: two tiny cells per starting point, to prove the code runs (seconds)
-    "smoke": _run(
-        labels=(16, 32),
-        seeds=2,
-        many_seeds_up_to=16,
-        test_reviews=32,
-        val_reviews=16,
-        lr_labels=16,
-        lrs=(("random", (1e-3,)), ("ours", (1e-3,)), ("minilm", (1e-4, 3e-4))),
-        picked=(("random", 1e-3), ("ours", 1e-3), ("minilm", 1e-4)),
-        chapter_labels=(16, 32),
-        max_len=24,
-        batch=8,
-        epochs=1,
-        min_steps=2,
-        warmup=0.1,
-        dropout=0.0,
-    ),
-    # cpu: ~60 min on 2 threads with the pretraining (14 min); the cost that fixed max_len and the steps is
-    # in benchmarks/label_efficiency.py's docstring
-    "cpu": _run(
-        labels=(100, 300, 1_000, 3_000),
-        seeds=3,
-        many_seeds_up_to=1_000,
-        test_reviews=2_000,
-        val_reviews=500,
-        lr_labels=300,
-        lrs=(("random", (3e-4, 1e-3, 3e-3)), ("ours", (3e-4, 1e-3, 3e-3)), ("minilm", (3e-5, 1e-4, 3e-4))),
-        picked=(("random", 1e-3), ("ours", 3e-3), ("minilm", 1e-4)),  # measured: the benchmark's lr pick
-        chapter_labels=(100, 1_000),
-        max_len=128,
-        batch=16,
-        epochs=1,
-        min_steps=60,
-        warmup=0.1,
-        dropout=0.1,
-    ),
-}
+# smoke: two tiny cells per starting point, to prove the code runs (seconds)
+SMOKE = LabelEfficiencyRun(
+    labels=(16, 32),
+    seeds=2,
+    many_seeds_up_to=16,
+    test_reviews=32,
+    val_reviews=16,
+    lr_labels=16,
+    lrs=(("random", (1e-3,)), ("ours", (1e-3,)), ("minilm", (1e-4, 3e-4))),
+    picked=(("random", 1e-3), ("ours", 1e-3), ("minilm", 1e-4)),
+    chapter_labels=(16, 32),
+    max_len=24,
+    batch=8,
+    finetune=TrainConfig(epochs=1, weight_decay=0.01),
+    min_steps=2,
+    warmup=0.1,
+    pooling="mean",
+    dropout=0.0,
+)
+# cpu: ~60 min on 2 threads with the pretraining (14 min); the cost that fixed max_len and the steps is
+# in benchmarks/label_efficiency.py's docstring
+CPU = replace(
+    SMOKE,
+    labels=(100, 300, 1_000, 3_000),
+    seeds=3,
+    many_seeds_up_to=1_000,
+    test_reviews=2_000,
+    val_reviews=500,
+    lr_labels=300,
+    lrs=(("random", (3e-4, 1e-3, 3e-3)), ("ours", (3e-4, 1e-3, 3e-3)), ("minilm", (3e-5, 1e-4, 3e-4))),
+    picked=(("random", 1e-3), ("ours", 3e-3), ("minilm", 1e-4)),  # measured: the benchmark's lr pick
+    picked_in="cpu",
+    chapter_labels=(100, 1_000),
+    max_len=128,
+    batch=16,
+    min_steps=60,
+    dropout=0.1,
+)
 # gpu: the cpu table plus all the labels (24,500: 500 are held out to pick the lr), at the gpu profile's
 # fine-tuning length (its pretraining's); not run yet (no GPU was lent), so its lrs are the cpu ones
 # until the benchmark picks its own
-LABEL_EFFICIENCY_RUNS["gpu"] = replace(
-    LABEL_EFFICIENCY_RUNS["cpu"], labels=(100, 300, 1_000, 3_000, 24_500), max_len=256
-)
+GPU = replace(CPU, labels=(100, 300, 1_000, 3_000, 24_500), max_len=256)
+
+LABEL_EFFICIENCY_RUNS = {"smoke": SMOKE, "cpu": CPU, "gpu": GPU}
 
 __all__ = ["LABEL_EFFICIENCY_RUNS", "LabelEfficiencyRun"]

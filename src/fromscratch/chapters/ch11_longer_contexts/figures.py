@@ -1,9 +1,11 @@
 """Figures of chapter 11 (longer contexts): curves with fitted slopes, masks and matrices side by side,
-and how far back a prediction's gradient reaches.
+how far back a prediction's gradient reaches, and curves against the query-key distance.
 
 - ``scaling_curves``: measured series against a length, optionally log-log with fitted slopes;
 - ``matrix_panels``: several ``(tq, tk)`` matrices (masks, score terms) in one row;
-- ``reach_plot``: gradient norms per input position, with segment boundaries.
+- ``reach_plot``: gradient norms per input position, with segment boundaries;
+- ``distance_panels``: curves against the distance between query and key, one highlighted (RoPE and
+  ALiBi).
 """
 
 from __future__ import annotations
@@ -12,12 +14,13 @@ import math
 from collections.abc import Mapping, Sequence
 
 import matplotlib.pyplot as plt
+import numpy as np
 import torch
 
 from fromscratch.utils import loglog_slope
-from fromscratch.viz.style import BOOK_WIDTH, HEATMAP_CMAP, PALETTE
+from fromscratch.viz.style import BOOK_WIDTH, FAINT, HEATMAP_CMAP, PALETTE
 
-__all__ = ["matrix_panels", "reach_plot", "scaling_curves"]
+__all__ = ["distance_panels", "matrix_panels", "reach_plot", "scaling_curves"]
 
 
 def scaling_curves(
@@ -104,4 +107,37 @@ def reach_plot(norms: Mapping[str, torch.Tensor], segment: int, *, title: str = 
     if title:
         fig.suptitle(title)
     fig.tight_layout()
+    return fig
+
+
+def distance_panels(
+    distance: Sequence[float],
+    panels: Mapping[str, Mapping[str, Sequence[float]]],
+    highlight: str,
+    *,
+    xlabel: str = "distance i - j between query and key",
+    title: str = "",
+):
+    """One panel per entry of ``panels`` (title -> {curve name -> values at ``distance``}): the curve
+    named ``highlight`` in colour and labelled, the others faint (chapter 11's RoPE and ALiBi).
+
+    Returns the Figure."""
+    fig, axes = plt.subplots(1, len(panels), figsize=(BOOK_WIDTH, 3.2), squeeze=False, layout="constrained")
+    x = np.asarray(distance, dtype=float)
+    for ax, (heading, curves) in zip(axes[0], panels.items(), strict=True):
+        for name, values in curves.items():
+            chosen = name == highlight or len(curves) == 1
+            ax.plot(
+                x,
+                np.asarray(torch.as_tensor(values).float()),
+                color=PALETTE[0] if chosen else FAINT,
+                lw=2 if chosen else 1,
+                zorder=3 if chosen else 2,
+                label=name if chosen else None,
+            )
+        ax.set(xlabel=xlabel, title=heading)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize="small", loc="best")
+    if title:
+        fig.suptitle(title)
     return fig

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from fromscratch.models import ClassifierConfig, GeneratorConfig
 from fromscratch.training import TrainConfig
@@ -27,79 +27,55 @@ class GoingBigRun:
     ddp_steps: int  # timed steps of the 2-process demo (12.5)
 
 
-def _run(
-    emb: int, heads: int, depth: int, lengths: tuple[int, ...], amp: tuple[int, int, int], **sizes
-) -> GoingBigRun:
-    """One profile's run; ``amp`` = (e, blocks, context) of 12.2's generator, which trains
-    ``sizes["amp_steps"]`` steps at lr 3e-3 with a 10 % warm-up."""
-    amp_emb, amp_depth, amp_context = amp
-    steps = sizes.pop("amp_steps")
-    return GoingBigRun(
-        model=GeneratorConfig(emb=emb, heads=heads, depth=depth, context=max(lengths)),
-        lengths=lengths,
-        amp_model=GeneratorConfig(emb=amp_emb, heads=4, depth=amp_depth, context=amp_context),
-        amp_train=TrainConfig(steps=steps, lr=3e-3, warmup_steps=steps // 10),
-        **sizes,
-    )
+# smoke: tiny sizes, only to prove every cell runs (seconds)
+SMOKE = GoingBigRun(
+    model=GeneratorConfig(emb=32, heads=4, depth=2, context=128),  # context: the longest of `lengths`
+    batch=2,
+    lengths=(16, 32, 64, 128),
+    timing_length=64,
+    repeats=2,
+    matmul_size=128,
+    amp_model=GeneratorConfig(emb=32, heads=4, depth=1, context=16),
+    amp_train=TrainConfig(steps=10, lr=3e-3, warmup_steps=1),  # lr 3e-3 in every profile, 10 % warm-up
+    amp_batch=8,
+    eval_bytes=1_000,
+    accumulate=4,
+    checkpoint_depths=(1, 2, 4),
+    ddp_steps=2,
+)
+# cpu: half the blog's generator width; minutes on 2 cores. The bf16 comparison is small: on a CPU
+# without bf16 units each bf16 step runs PyTorch's slow reference kernels
+CPU = replace(
+    SMOKE,
+    model=replace(SMOKE.model, emb=128, heads=8, depth=4, context=1024),
+    batch=8,
+    lengths=(64, 128, 256, 512, 1024),
+    timing_length=256,
+    repeats=5,
+    matmul_size=512,
+    amp_model=replace(SMOKE.amp_model, emb=64, depth=2, context=64),
+    amp_train=replace(SMOKE.amp_train, steps=40, warmup_steps=4),
+    eval_bytes=20_000,
+    checkpoint_depths=(2, 4, 8, 12),
+    ddp_steps=10,
+)
+# gpu: the blog's generator width (e 256, 8 heads), 4 blocks: the teaching path at t = 2048 fits a T4
+GPU = replace(
+    CPU,
+    model=replace(CPU.model, emb=256, context=2048),
+    lengths=(256, 512, 1024, 2048),
+    timing_length=1024,
+    repeats=10,
+    matmul_size=4096,
+    amp_model=replace(CPU.amp_model, emb=256, depth=12, context=256),
+    amp_train=replace(CPU.amp_train, steps=1_000, warmup_steps=100),
+    amp_batch=32,
+    eval_bytes=200_000,
+    checkpoint_depths=(6, 12, 24, 48),
+    ddp_steps=20,
+)
 
-
-GOING_BIG_RUNS = {
-    # smoke: tiny sizes, only to prove every cell runs (seconds)
-    "smoke": _run(
-        emb=32,
-        heads=4,
-        depth=2,
-        lengths=(16, 32, 64, 128),
-        amp=(32, 1, 16),
-        amp_steps=10,
-        batch=2,
-        timing_length=64,
-        repeats=2,
-        matmul_size=128,
-        amp_batch=8,
-        eval_bytes=1_000,
-        accumulate=4,
-        checkpoint_depths=(1, 2, 4),
-        ddp_steps=2,
-    ),
-    # cpu: half the blog's generator width; minutes on 2 cores. The bf16 comparison is small: on a CPU
-    # without bf16 units each bf16 step runs PyTorch's slow reference kernels
-    "cpu": _run(
-        emb=128,
-        heads=8,
-        depth=4,
-        lengths=(64, 128, 256, 512, 1024),
-        amp=(64, 2, 64),
-        amp_steps=40,
-        batch=8,
-        timing_length=256,
-        repeats=5,
-        matmul_size=512,
-        amp_batch=8,
-        eval_bytes=20_000,
-        accumulate=4,
-        checkpoint_depths=(2, 4, 8, 12),
-        ddp_steps=10,
-    ),
-    # gpu: the blog's generator width (e 256, 8 heads), 4 blocks: the teaching path at t = 2048 fits a T4
-    "gpu": _run(
-        emb=256,
-        heads=8,
-        depth=4,
-        lengths=(256, 512, 1024, 2048),
-        amp=(256, 12, 256),
-        amp_steps=1_000,
-        batch=8,
-        timing_length=1024,
-        repeats=10,
-        matmul_size=4096,
-        amp_batch=32,
-        eval_bytes=200_000,
-        accumulate=4,
-        checkpoint_depths=(6, 12, 24, 48),
-        ddp_steps=20,
-    ),
-}
+GOING_BIG_RUNS = {"smoke": SMOKE, "cpu": CPU, "gpu": GPU}
 
 
 def training_runs(prof) -> list[tuple[str, GeneratorConfig | ClassifierConfig, int]]:
@@ -109,8 +85,10 @@ def training_runs(prof) -> list[tuple[str, GeneratorConfig | ClassifierConfig, i
         ("06 IMDb classifier", prof.imdb.model, prof.imdb.batch_size),
         ("07 enwik8 generator", prof.enwik8.model, prof.enwik8.batch_size),
     ]
-    lc = prof.long_context
-    runs.append(("11 long-context generator", lc.model, lc.batch_size))
+    lc = prof.long_context.model  # chapter 11's dense generator with learned positions: a pre-norm Generator
+    sizes = dict(emb=lc.emb, heads=lc.heads, depth=lc.depth, context=lc.context, ff_mult=lc.ff_mult)
+    generator = GeneratorConfig(vocab_size=lc.vocab_size, **sizes, dropout=lc.dropout, norm="pre")
+    runs.append(("11 long-context generator", generator, prof.long_context.batch_size))
     gb = prof.going_big
     runs.append(("12 measured generator", gb.model, gb.batch))
     return runs

@@ -11,7 +11,7 @@ figures it quotes come from ``benchmarks/vision.py``, which trains the same mode
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from fromscratch.models import CNNConfig, ImageQuestionConfig, SetConfig, ViTConfig
 from fromscratch.training import TrainConfig
@@ -53,98 +53,92 @@ class BeyondRun:
     question_train: TrainConfig  # its training
 
 
-def _run(vit: ViTConfig, local_vit: ViTConfig, sets: SetConfig, graph: SetConfig, **sizes) -> BeyondRun:
-    """One profile's run; the question model reads images with the chapter's ViT's patch size and width."""
-    question = ImageQuestionConfig(
-        vit=ViTConfig(patch=vit.patch, emb=vit.emb, heads=vit.heads, depth=2, num_classes=2)
-    )
-    return BeyondRun(vit=vit, local_vit=local_vit, sets=sets, graph=graph, question=question, **sizes)
-
-
-_GRAPH = dict(input_dim=34, hidden=32, emb=32, heads=2, num_classes=2, pooling=None)  # one-hot node ids in
-
-BEYOND_RUNS = {
-    # smoke: a few steps of every experiment on small subsets, only to prove the cells run (seconds)
-    "smoke": _run(
-        sets=SetConfig(hidden=32, emb=16, heads=2, depth=1),
-        set_train=TrainConfig(steps=20, lr=3e-3, warmup_steps=2),
-        set_batch=16,
-        set_size=10,
-        set_test=200,
-        vit=ViTConfig(patch=7, emb=16, heads=2, depth=1),
-        cnn=CNNConfig(widths=(4, 8), hidden=16),
-        image_train=TrainConfig(steps=20, lr=3e-3, warmup_steps=2, eval_every=10),
-        image_batch=32,
-        shift=0,
-        train_images=2_000,
-        test_images=500,
-        curve_images=200,
-        reference=TrainConfig(steps=20, lr=3e-3, warmup_steps=2),
-        local_vit=ViTConfig(patch=7, emb=16, heads=2, depth=2, pooling="mean", local=1),
-        local_train=TrainConfig(steps=10, lr=3e-3, warmup_steps=2),
-        local_sizes=(100, 500, 2_000),
-        local_seeds=2,
-        graph=SetConfig(**_GRAPH, depth=1),
-        graph_train=TrainConfig(steps=20, lr=1e-2, warmup_steps=0, progress=False),
-        graph_depths=(1, 2),
-        graph_labelled=2,
-        graph_seeds=1,
-        question_train=TrainConfig(steps=10, lr=3e-3, warmup_steps=2),
+# smoke: a few steps of every experiment on small subsets, only to prove the cells run (seconds)
+SMOKE = BeyondRun(
+    sets=SetConfig(hidden=32, emb=16, heads=2, depth=1),
+    set_train=TrainConfig(steps=20, lr=3e-3, warmup_steps=2),
+    set_batch=16,
+    set_size=10,
+    set_test=200,
+    vit=ViTConfig(patch=7, emb=16, heads=2, depth=1),
+    cnn=CNNConfig(widths=(4, 8), hidden=16),
+    image_train=TrainConfig(steps=20, lr=3e-3, warmup_steps=2, eval_every=10),
+    image_batch=32,
+    shift=0,
+    train_images=2_000,
+    test_images=500,
+    curve_images=200,
+    reference=TrainConfig(steps=20, lr=3e-3, warmup_steps=2),
+    local_vit=ViTConfig(patch=7, emb=16, heads=2, depth=2, pooling="mean", local=1),
+    local_train=TrainConfig(steps=10, lr=3e-3, warmup_steps=2),
+    local_sizes=(100, 500, 2_000),
+    local_seeds=2,
+    # one-hot node ids in, one label per node out; the same in every profile
+    graph=SetConfig(input_dim=34, hidden=32, emb=32, heads=2, depth=1, num_classes=2, pooling=None),
+    graph_train=TrainConfig(steps=20, lr=1e-2, warmup_steps=0, progress=False),
+    graph_depths=(1, 2),
+    graph_labelled=2,
+    graph_seeds=1,
+    # reads images with the chapter's ViT's patch size and width
+    question=ImageQuestionConfig(vit=ViTConfig(patch=7, emb=16, heads=2, depth=2, num_classes=2)),
+    question_train=TrainConfig(steps=10, lr=3e-3, warmup_steps=2),
+)
+# cpu: the chapter in about 20 minutes on 2 cores; the ViT and the CNN get 2 minutes each live
+# (the 10-minute figures come from benchmarks/vision.py with `reference`)
+CPU = replace(
+    SMOKE,
+    sets=replace(SMOKE.sets, hidden=128, emb=64, heads=4, depth=2),
+    # lr 3e-3 (warm-up 100) left the set transformer at ln 10 for all 6,000 steps with the chapter's seeds
+    set_train=replace(SMOKE.set_train, steps=6_000, lr=1e-3, warmup_steps=300),
+    set_batch=64,
+    set_test=2_000,
+    vit=replace(SMOKE.vit, emb=64, heads=4, depth=6),
+    cnn=replace(SMOKE.cnn, widths=(32, 64), hidden=128),
+    image_train=replace(
+        SMOKE.image_train,
+        steps=None,
+        minutes=2.0,
+        lr=2e-3,
+        warmup_steps=100,
+        weight_decay=0.05,
+        eval_every=100,
     ),
-    # cpu: the chapter in about 20 minutes on 2 cores; the ViT and the CNN get 2 minutes each live
-    # (the 10-minute figures come from benchmarks/vision.py with `reference`)
-    "cpu": _run(
-        sets=SetConfig(hidden=128, emb=64, heads=4, depth=2),
-        # lr 3e-3 (warm-up 100) left the set transformer at ln 10 for all 6,000 steps with the chapter's seeds
-        set_train=TrainConfig(steps=6_000, lr=1e-3, warmup_steps=300),
-        set_batch=64,
-        set_size=10,
-        set_test=2_000,
-        vit=ViTConfig(patch=7, emb=64, heads=4, depth=6),
-        cnn=CNNConfig(widths=(32, 64), hidden=128),
-        image_train=TrainConfig(minutes=2.0, lr=2e-3, warmup_steps=100, weight_decay=0.05, eval_every=100),
-        image_batch=128,
-        shift=1,
-        train_images=None,
-        test_images=None,
-        curve_images=2_000,
-        reference=TrainConfig(minutes=10.0, lr=2e-3, warmup_steps=100, weight_decay=0.05),
-        local_vit=ViTConfig(patch=4, emb=48, heads=4, depth=3, pooling="mean", local=1),
-        local_train=TrainConfig(steps=400, lr=2e-3, warmup_steps=40, weight_decay=0.05),
-        local_sizes=(1_000, 5_000, 60_000),
-        local_seeds=3,
-        graph=SetConfig(**_GRAPH, depth=1),
-        graph_train=TrainConfig(steps=100, lr=1e-2, warmup_steps=0, progress=False),
-        graph_depths=(1, 2, 3),
-        graph_labelled=2,
-        graph_seeds=10,
-        question_train=TrainConfig(minutes=1.0, lr=2e-3, warmup_steps=50),
+    image_batch=128,
+    shift=1,
+    train_images=None,
+    test_images=None,
+    curve_images=2_000,
+    reference=replace(
+        SMOKE.reference, steps=None, minutes=10.0, lr=2e-3, warmup_steps=100, weight_decay=0.05
     ),
-    # gpu: a T4 in about 30 minutes; bigger ViTs, longer runs, the whole comparison at full size
-    "gpu": _run(
-        sets=SetConfig(hidden=256, emb=128, heads=8, depth=2),
-        set_train=TrainConfig(steps=6_000, lr=1e-3, warmup_steps=300),  # as cpu's (3e-3 stalled there)
-        set_batch=128,
-        set_size=10,
-        set_test=10_000,
-        vit=ViTConfig(patch=4, emb=128, heads=8, depth=6),
-        cnn=CNNConfig(widths=(32, 64), hidden=128),
-        image_train=TrainConfig(minutes=4.0, lr=1e-3, warmup_steps=500, weight_decay=0.05, eval_every=500),
-        image_batch=256,
-        shift=2,
-        train_images=None,
-        test_images=None,
-        curve_images=10_000,
-        reference=TrainConfig(minutes=10.0, lr=1e-3, warmup_steps=500, weight_decay=0.05),
-        local_vit=ViTConfig(patch=4, emb=64, heads=4, depth=4, pooling="mean", local=1),
-        local_train=TrainConfig(steps=3_000, lr=1e-3, warmup_steps=200, weight_decay=0.05),
-        local_sizes=(1_000, 5_000, 60_000),
-        local_seeds=3,
-        graph=SetConfig(**_GRAPH, depth=1),
-        graph_train=TrainConfig(steps=100, lr=1e-2, warmup_steps=0, progress=False),
-        graph_depths=(1, 2, 3),
-        graph_labelled=2,
-        graph_seeds=20,
-        question_train=TrainConfig(minutes=2.0, lr=1e-3, warmup_steps=200),
-    ),
-}
+    local_vit=replace(SMOKE.local_vit, patch=4, emb=48, heads=4, depth=3),
+    local_train=replace(SMOKE.local_train, steps=400, lr=2e-3, warmup_steps=40, weight_decay=0.05),
+    local_sizes=(1_000, 5_000, 60_000),
+    local_seeds=3,
+    graph_train=replace(SMOKE.graph_train, steps=100),
+    graph_depths=(1, 2, 3),
+    graph_seeds=10,
+    question=replace(SMOKE.question, vit=replace(SMOKE.question.vit, emb=64, heads=4)),
+    question_train=replace(SMOKE.question_train, steps=None, minutes=1.0, lr=2e-3, warmup_steps=50),
+)
+# gpu: a T4 in about 30 minutes; bigger ViTs, longer runs, the whole comparison at full size
+# (set_train as cpu's: 3e-3 stalled there)
+GPU = replace(
+    CPU,
+    sets=replace(CPU.sets, hidden=256, emb=128, heads=8),
+    set_batch=128,
+    set_test=10_000,
+    vit=replace(CPU.vit, patch=4, emb=128, heads=8),
+    image_train=replace(CPU.image_train, minutes=4.0, lr=1e-3, warmup_steps=500, eval_every=500),
+    image_batch=256,
+    shift=2,
+    curve_images=10_000,
+    reference=replace(CPU.reference, lr=1e-3, warmup_steps=500),
+    local_vit=replace(CPU.local_vit, emb=64, depth=4),
+    local_train=replace(CPU.local_train, steps=3_000, lr=1e-3, warmup_steps=200),
+    graph_seeds=20,
+    question=replace(CPU.question, vit=replace(CPU.question.vit, patch=4, emb=128, heads=8)),
+    question_train=replace(CPU.question_train, minutes=2.0, lr=1e-3, warmup_steps=200),
+)
+
+BEYOND_RUNS = {"smoke": SMOKE, "cpu": CPU, "gpu": GPU}

@@ -17,8 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from fromscratch.blocks.feedforward import swiglu_hidden
-from fromscratch.models.llama import LlamaConfig
+from fromscratch.models.llama import LlamaConfig, swiglu_hidden
 from fromscratch.training import TrainConfig
 
 Ladder = tuple[tuple[str, LlamaConfig], ...]  # (name, config) per rung of 14.1's ablation
@@ -79,93 +78,77 @@ def ladder(emb: int, heads: int, depth: int, context: int, kv_heads: int) -> Lad
     )
 
 
-# the oracle: 8 query heads sharing 2 key/value heads, a RoPE base of 500,000 (Llama 3's), untied output
-ORACLE = LlamaConfig(
-    vocab_size=128,
-    context=64,
-    emb=64,
-    heads=8,
-    kv_heads=2,
-    depth=2,
-    hidden=172,
-    rope_theta=500_000.0,
-    norm_eps=1e-5,
-    tied=False,
+# smoke: tiny models for a few steps each: proves the code runs
+SMOKE = DecodersRun(
+    data_bytes=1_000_000,
+    ladder=ladder(emb=48, heads=4, depth=2, context=64, kv_heads=2),
+    train=TrainConfig(steps=6, lr=3e-3, warmup_steps=2, schedule="cosine"),
+    seeds=2,
+    batch_size=8,
+    eval_bytes=2_000,
+    timing_repeats=3,
+    # a byte-level Llama, as many key/value heads as query heads (gqa_kv_heads sets them), SwiGLU
+    gqa=LlamaConfig(
+        vocab_size=256, context=128, emb=64, heads=8, kv_heads=8, depth=2, hidden=swiglu_hidden(64)
+    ),
+    gqa_kv_heads=(1, 2, 4, 8),
+    gqa_batch=2,
+    gqa_prompt=32,
+    gqa_new=8,
+    gqa_repeats=1,
+    sample_tokens=40,
+    wrong_eps=(1e-2,),
+    # the oracle, the same in every profile: 8 query heads sharing 2 key/value heads, a RoPE base of
+    # 500,000 (Llama 3's), untied output
+    oracle=LlamaConfig(
+        vocab_size=128,
+        context=64,
+        emb=64,
+        heads=8,
+        kv_heads=2,
+        depth=2,
+        hidden=172,
+        rope_theta=500_000.0,
+        norm_eps=1e-5,
+        tied=False,
+    ),
+    hub_tokens=20,
+)
+# cpu: six rungs of 400 steps, three seeds, on 2 cores (about 10 of the chapter's 15 minutes)
+CPU = replace(
+    SMOKE,
+    ladder=ladder(emb=96, heads=8, depth=3, context=128, kv_heads=2),
+    train=replace(SMOKE.train, steps=400, lr=2e-3, warmup_steps=40),
+    seeds=3,
+    batch_size=16,
+    eval_bytes=50_000,
+    timing_repeats=15,
+    gqa=replace(SMOKE.gqa, context=1_024, emb=256, depth=4, hidden=swiglu_hidden(256)),
+    gqa_batch=8,
+    gqa_prompt=512,
+    gqa_new=32,
+    gqa_repeats=5,
+    sample_tokens=200,
+    wrong_eps=(1e-6, 1e-4, 1e-3, 1e-2),
+    hub_tokens=40,
+)
+# gpu: a T4 (15 GB): six rungs of 600 steps, three seeds, at GPT-2-small-like width, batch 64 x 256
+# bytes (about 30 minutes by benchmarks/gpu_check.py's time model of a T4)
+GPU = replace(
+    CPU,
+    ladder=ladder(emb=384, heads=8, depth=6, context=256, kv_heads=2),
+    train=replace(CPU.train, steps=600, lr=1e-3, warmup_steps=60),
+    batch_size=64,
+    eval_bytes=200_000,
+    timing_repeats=20,
+    gqa=replace(CPU.gqa, context=4_096, emb=768, heads=12, kv_heads=12, depth=12, hidden=swiglu_hidden(768)),
+    gqa_kv_heads=(1, 2, 3, 4, 6, 12),
+    gqa_batch=16,
+    gqa_prompt=2_048,
+    gqa_new=64,
+    gqa_repeats=3,
+    sample_tokens=400,
+    hub_tokens=60,
 )
 
-
-def _gqa(emb: int, heads: int, depth: int, context: int) -> LlamaConfig:
-    return LlamaConfig(
-        vocab_size=256,
-        context=context,
-        emb=emb,
-        heads=heads,
-        kv_heads=heads,
-        depth=depth,
-        hidden=swiglu_hidden(emb),
-    )
-
-
-DECODERS_RUNS = {
-    # smoke: tiny models for a few steps each: proves the code runs
-    "smoke": DecodersRun(
-        data_bytes=1_000_000,
-        ladder=ladder(emb=48, heads=4, depth=2, context=64, kv_heads=2),
-        train=TrainConfig(steps=6, lr=3e-3, warmup_steps=2, schedule="cosine"),
-        seeds=2,
-        batch_size=8,
-        eval_bytes=2_000,
-        timing_repeats=3,
-        gqa=_gqa(emb=64, heads=8, depth=2, context=128),
-        gqa_kv_heads=(1, 2, 4, 8),
-        gqa_batch=2,
-        gqa_prompt=32,
-        gqa_new=8,
-        gqa_repeats=1,
-        sample_tokens=40,
-        wrong_eps=(1e-2,),
-        oracle=ORACLE,
-        hub_tokens=20,
-    ),
-    # cpu: six rungs of 400 steps, three seeds, on 2 cores (about 10 of the chapter's 15 minutes)
-    "cpu": DecodersRun(
-        data_bytes=1_000_000,
-        ladder=ladder(emb=96, heads=8, depth=3, context=128, kv_heads=2),
-        train=TrainConfig(steps=400, lr=2e-3, warmup_steps=40, schedule="cosine"),
-        seeds=3,
-        batch_size=16,
-        eval_bytes=50_000,
-        timing_repeats=15,
-        gqa=_gqa(emb=256, heads=8, depth=4, context=1_024),
-        gqa_kv_heads=(1, 2, 4, 8),
-        gqa_batch=8,
-        gqa_prompt=512,
-        gqa_new=32,
-        gqa_repeats=5,
-        sample_tokens=200,
-        wrong_eps=(1e-6, 1e-4, 1e-3, 1e-2),
-        oracle=ORACLE,
-        hub_tokens=40,
-    ),
-    # gpu: a T4 (15 GB): six rungs of 600 steps, three seeds, at GPT-2-small-like width, batch 64 x 256
-    # bytes (about 30 minutes by benchmarks/gpu_check.py's time model of a T4)
-    "gpu": DecodersRun(
-        data_bytes=1_000_000,
-        ladder=ladder(emb=384, heads=8, depth=6, context=256, kv_heads=2),
-        train=TrainConfig(steps=600, lr=1e-3, warmup_steps=60, schedule="cosine"),
-        seeds=3,
-        batch_size=64,
-        eval_bytes=200_000,
-        timing_repeats=20,
-        gqa=_gqa(emb=768, heads=12, depth=12, context=4_096),
-        gqa_kv_heads=(1, 2, 3, 4, 6, 12),
-        gqa_batch=16,
-        gqa_prompt=2_048,
-        gqa_new=64,
-        gqa_repeats=3,
-        sample_tokens=400,
-        wrong_eps=(1e-6, 1e-4, 1e-3, 1e-2),
-        oracle=ORACLE,
-        hub_tokens=60,
-    ),
-}
+DECODERS_RUNS = {"smoke": SMOKE, "cpu": CPU, "gpu": GPU}

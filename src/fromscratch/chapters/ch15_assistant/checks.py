@@ -1,20 +1,24 @@
-"""Checkers for chapter 15's exercises (a Q4_1 block, the assistant-only labels, LoRA's merge).
+"""Checkers for chapter 15's exercises (a Q4_1 block, a sequence's log-probability, contextual calibration).
 
 Each checker takes the learner's answer and returns True (right), False (wrong, printing what
 differs) or None (the stub is untouched: "not attempted yet"); see ``fromscratch.chapters.checking``.
 Test inputs come from private generators with fixed seeds, so checking an answer never changes
-the notebook's random numbers.
+the notebook's random numbers. An answer that only calls the package's own function is turned down:
+the exercise is to write it.
 
->>> def my_merge(weight, A, B, alpha, rank):
-...     return weight + alpha / rank * B @ A
->>> check_lora_merge(my_merge)
-✓ my_merge matches the reference on 3 test inputs.
+>>> import torch
+>>> def my_logprob(logits, labels):
+...     scored = labels != -100
+...     logp = torch.log_softmax(logits, dim=-1).gather(-1, labels.clamp(min=0)[..., None])[..., 0]
+...     return (logp * scored).sum(-1)
+>>> check_sequence_logprob(my_logprob)
+✓ my_logprob matches the reference on 3 test inputs.
 True
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import torch
 from torch import Tensor
@@ -22,8 +26,24 @@ from torch import Tensor
 from fromscratch.chapters import checking
 from fromscratch.interop.quant import quantize_q4_1
 from fromscratch.tokenizers.special import IGNORE
+from fromscratch.training.dpo import sequence_logprobs
 
-__all__ = ["check_assistant_labels", "check_lora_merge", "check_quantize_q4_1"]
+__all__ = ["check_calibrate", "check_quantize_q4_1", "check_sequence_logprob"]
+
+
+def _calls(candidate: Callable, names: set[str]) -> str | None:
+    """The package function among ``names`` that ``candidate``'s own code calls, if any."""
+    code = getattr(candidate, "__code__", None)
+    used = set(code.co_names) if code is not None else set()
+    found = sorted(used & names)
+    return found[0] if found else None
+
+
+def _refuse(candidate: Callable, names: set[str]) -> bool:
+    called = _calls(candidate, names)
+    if called:
+        print(f"✗ {candidate.__name__} calls the package's {called}: write it yourself, from the statement.")
+    return bool(called)
 
 
 def check_quantize_q4_1(candidate: Callable[[Tensor], Tensor]) -> bool | None:
@@ -31,6 +51,8 @@ def check_quantize_q4_1(candidate: Callable[[Tensor], Tensor]) -> bool | None:
     as llama.cpp writes it (``d = (max - min) / 15`` and ``m = min`` as little-endian float16, then
     ``q = round((x - m) / d)`` with the float32 ``d``, numbers ``j`` and ``j + 16`` in the low and high
     nibble of byte ``j``)."""
+    if not checking.is_stub(candidate) and _refuse(candidate, {"quantize_q4_1", "quantize"}):
+        return False
     generator = torch.Generator().manual_seed(151)
     inputs = [
         (torch.randn(32, generator=generator),),
@@ -40,51 +62,45 @@ def check_quantize_q4_1(candidate: Callable[[Tensor], Tensor]) -> bool | None:
     return checking.check_function(candidate, quantize_q4_1, inputs=inputs, atol=0, rtol=0)
 
 
-def _assistant_labels(ids: Sequence[int], mask: Sequence[bool]) -> list[int]:
-    return [ids[i + 1] if i + 1 < len(ids) and mask[i + 1] else IGNORE for i in range(len(ids))]
+def check_sequence_logprob(candidate: Callable[[Tensor, Tensor], Tensor]) -> bool | None:
+    """Exercise 15.2. Expects a function ``(logits (b, t, V), labels (b, t)) -> (b,)``: per row, the sum of
+    ``log softmax(logits[i])[labels[i]]`` over the positions whose label is not ``IGNORE`` (-100)."""
+    if not checking.is_stub(candidate) and _refuse(candidate, {"sequence_logprobs", "answer_logprobs"}):
+        return False
+    generator = torch.Generator().manual_seed(152)
+
+    def case(b: int, t: int, vocab: int) -> tuple[Tensor, Tensor]:
+        labels = torch.randint(vocab, (b, t), generator=generator)
+        labels[torch.rand(b, t, generator=generator) < 0.5] = IGNORE
+        return torch.randn(b, t, vocab, generator=generator) * 3, labels
+
+    inputs = [case(2, 5, 7), case(3, 8, 11), case(1, 4, 5)]
+    return checking.check_function(candidate, sequence_logprobs, inputs=inputs, atol=1e-5)
 
 
-def check_assistant_labels(
-    candidate: Callable[[Sequence[int], Sequence[bool]], Sequence[int]],
-) -> bool | None:
-    """Exercise 15.2. Expects a function ``(ids (t,), mask (t,)) -> labels (t,)`` (lists of ints and bools):
-    ``labels[i] = ids[i + 1]`` where token ``i + 1`` is the assistant's (``mask[i + 1]``), else ``IGNORE``
-    (-100), and ``IGNORE`` at the last position (nothing follows it)."""
-    cases = [
-        ([1, 5, 6, 2, 1, 7, 8, 9, 2], [False, False, False, False, False, False, True, True, True]),
-        (
-            [1, 4, 2, 1, 3, 2, 1, 9, 9, 2, 1, 3, 3, 2],
-            [False] * 4 + [True, True] + [False] * 4 + [True] * 3 + [False],
-        ),
-        ([5, 6], [True, True]),
-    ]
+def _calibrate(logits: Tensor, content_free: Tensor) -> Tensor:
+    from fromscratch.chapters.ch15_assistant.assistant_imdb import calibrate
 
-    def run(ids, mask):
-        got = candidate(list(ids), list(mask))
-        return None if got is None or got is Ellipsis else [int(i) for i in got]
-
-    return checking.check_function(
-        run, _assistant_labels, inputs=cases, name=getattr(candidate, "__name__", None)
-    )
+    return calibrate(logits, content_free).argmax(-1)
 
 
-def _merge(weight: Tensor, A: Tensor, B: Tensor, alpha: float, rank: int) -> Tensor:
-    return weight + (alpha / rank) * (B @ A)  # (out, in)
-
-
-def check_lora_merge(candidate: Callable[[Tensor, Tensor, Tensor, float, int], Tensor]) -> bool | None:
-    """Exercise 15.3. Expects a function ``(weight (out, in), A (r, in), B (out, r), alpha, rank) ->
-    (out, in)``: the weight of the merged layer, ``W + (α/r) · B A``."""
+def check_calibrate(candidate: Callable[[Tensor, Tensor], Tensor]) -> bool | None:
+    """Exercise 15.3. Expects a function ``(logits (n, 2), content_free (m, 2)) -> (n,)``: the answers after
+    contextual calibration: each row's two probabilities divided by the mean probabilities of the
+    content-free rows, the larger one's index."""
+    if not checking.is_stub(candidate) and _refuse(candidate, {"calibrate"}):
+        return False
     generator = torch.Generator().manual_seed(153)
-
-    def case(out: int, inner: int, rank: int, alpha: float) -> tuple:
-        return (
-            torch.randn(out, inner, generator=generator),
-            torch.randn(rank, inner, generator=generator),
-            torch.randn(out, rank, generator=generator),
-            alpha,
-            rank,
-        )
-
-    inputs = [case(6, 4, 2, 4.0), case(8, 16, 4, 8.0), case(5, 7, 1, 1.0)]
-    return checking.check_function(candidate, _merge, inputs=inputs, atol=1e-6)
+    inputs = [
+        (
+            torch.randn(12, 2, generator=generator),
+            torch.randn(3, 2, generator=generator) + torch.tensor([0, 2.0]),
+        ),
+        (torch.randn(20, 2, generator=generator) * 2, torch.randn(1, 2, generator=generator)),
+        # content-free rows that disagree: the mean of their probabilities is not that of their logits
+        (
+            torch.randn(16, 2, generator=generator) * 0.5 + torch.tensor([1.0, 0.0]),
+            torch.tensor([[4.0, 0], [0, 1]]),
+        ),
+    ]
+    return checking.check_function(candidate, _calibrate, inputs=inputs)

@@ -16,7 +16,11 @@
     view.innerHTML = data.frames[data.order[index]];
     root.dataset.frame = index;
   }
-  sliders.forEach((slider) => slider.addEventListener("input", show));
+  function typeset() { // the new frame's formulas: MathJax 3 in the book and the decks, if it is there
+    const mj = window.MathJax;
+    if (mj && mj.typesetPromise && view.querySelector(".math")) mj.typesetPromise([view]).catch(() => {});
+  }
+  sliders.forEach((slider) => slider.addEventListener("input", () => { show(); typeset(); }));
   const play = root.querySelector("button.fs-play"); // optional: step the first control in a loop
   let timer = null;
   if (play) play.addEventListener("click", () => {
@@ -25,6 +29,7 @@
     timer = setInterval(() => {
       sliders[0].value = (Number(sliders[0].value) + 1) % data.sizes[0];
       show();
+      typeset();
     }, Number(play.dataset.interval));
   });
   show();

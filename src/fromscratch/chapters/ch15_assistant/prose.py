@@ -1,0 +1,173 @@
+"""Chapter 15's computed sentences: each takes the run's numbers and returns the text the chapter prints
+(``viz.prose``), its verdicts decided here by tested rules, never typed into the notebook.
+
+Every function is rendered in ``tests/test_prose_ch15.py`` with the ``gpu`` profile's sizes and results on
+both sides of each verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from fromscratch.chapters.ch15_assistant.assistant_imdb import Arm
+from fromscratch.chapters.ch15_assistant.base_chat import Following
+from fromscratch.chapters.ch15_assistant.paired import Difference, paired_bootstrap
+from fromscratch.chapters.ch15_assistant.preference import Preferences
+from fromscratch.chapters.ch15_assistant.write_back import Survival
+from fromscratch.viz import verdicts as v
+
+
+def oracles(gaps: Sequence[float], strings: int, with_special: int, missing: int, same: bool) -> str:
+    """15.1: how close our logits and token ids came to ``transformers``'."""
+    agree = "got the same ids from both tokenisers" if same else "did **not** all get the same ids"
+    text = (
+        f"On {v.plural(len(gaps), 'prompt')} the largest difference between our logits and `transformers`' "
+        f"was {max(gaps):.1e}. The {v.plural(strings, 'probe string')} ({with_special} of them with special "
+        f"tokens) {agree}."
+    )
+    if missing:
+        text += (
+            f" Our tokeniser had one thing to learn: {v.plural(missing, 'byte value')} of the 256 have no "
+            "token in this vocabulary (bytes ordinary text never holds: invalid in UTF-8, lead bytes of "
+            "unassigned planes, a few control characters), and `transformers` silently **drops** such a "
+            "byte, so ours does too."
+        )
+    return text
+
+
+def greedy(identical: Sequence[bool], tokens: int) -> str:
+    """15.2: our cached decoding against ``transformers``' ``generate``."""
+    return (
+        f"{sum(identical)} of {v.plural(len(identical), 'conversation')} continued greedily for "
+        f"{v.plural(tokens, 'token')} each agreed token for token with `transformers`' `generate`."
+    )
+
+
+def base_chat(before: Following, after: Following, loss: tuple[float, float], size) -> str:
+    """15.3: what full SFT did to stories260K on held-out requests (``size``: the chapter's ``ChatRun``)."""
+    steps = size.base_train.steps
+    better = after.both - before.both > 2 * v.binomial_se(0.5, after.n)
+    return (
+        f"On {v.plural(after.n, 'held-out request')} the base model ended its turn with `<|im_end|>` in "
+        f"{before.stopped:.0%} of its replies and wrote both the name and the thing asked for in "
+        f"{before.both:.0%}; after {v.plural(steps, 'step')} of SFT, {after.stopped:.0%} and "
+        f"{after.both:.0%}. "
+        f"The loss on the held-out answers went from {loss[0]:.2f} to {loss[1]:.2f} nats a token. "
+        + (
+            "The model learned the format: where a reply starts, what it answers, where it stops."
+            if better
+            else "Here the replies did not become more to the point beyond the noise of so few requests "
+            "(one run)."
+        )
+    )
+
+
+def step_cost(costs: dict, size, device: str) -> str:
+    """15.4: a LoRA step against a full fine-tuning step (``costs``: ``StepCost`` by name)."""
+    lora, full, repeats = costs["LoRA"], costs["full fine-tuning"], size.cost_repeats
+    grads = lambda k: k.gradient_bytes + k.optimizer_bytes  # noqa: E731
+    text = (
+        f"A LoRA step took {lora.seconds:.2f} s and a full fine-tuning step {full.seconds:.2f} s "
+        f"(LoRA {v.times(full.seconds / lora.seconds)}; the median of {v.plural(repeats, 'step')} each on "
+        f"{device}, one run). Gradients and AdamW's moments shrink {grads(full) / grads(lora):,.0f}-fold, "
+        "and "
+        f"a step holds {v.times(full.bytes / lora.bytes, more='fewer bytes', less='more bytes')}."
+    )
+    if full.bytes / lora.bytes > full.seconds / lora.seconds:
+        text += " The time falls less than the memory: the backward pass still runs through every block."
+    return text
+
+
+def write_back(survival: Survival, gap: float, scores: dict, written: dict) -> str:
+    """15.4: what merging and re-quantising kept of the LoRA update."""
+    same = all(abs(scores[t][1] - written[t][1]) < 1e-9 for t in scores)
+    return (
+        f"{survival.below_half_step:.0%} of the update's {survival.entries:,} entries are smaller than half "
+        f"a Q4_1 step of their block, and the written file keeps the 4-bit level of "
+        f"{survival.unchanged:.0%} of those weights as it was before the update; projected on the update, "
+        f"it keeps {survival.kept:.0%} of it. "
+        f"`transformers` reads the file we wrote and its logits equal ours within {gap:.1e}. "
+        + (
+            "The held-out scores of the written model equal the tuned model's."
+            if same
+            else "The held-out scores of the written model differ from the tuned model's (table above)."
+        )
+    )
+
+
+def dpo(prefs: Preferences, size) -> str:
+    """15.5: the DPO run on held-out pairs."""
+    steps, pairs, beta = size.dpo_train.steps, size.dpo_pairs, size.dpo_beta
+    r, p, ref = prefs.reward_accuracy, prefs.policy_accuracy, prefs.reference_accuracy
+    kl, low, high = prefs.kl
+    return (
+        f"After {v.plural(steps, 'step')} of DPO on {v.plural(pairs, 'pair')} (β = {beta:g}, one run), the "
+        f"implicit reward ranks the preferred answer first on {r.value:.1%} of "
+        f"{v.plural(r.n, 'held-out pair')} "
+        f"(95 % interval {r.low:.1%} to {r.high:.1%}). The policy itself prefers it on {p.value:.1%}, the "
+        f"reference on {ref.value:.1%}. Its first reply token moved {kl:.3f} nats from the reference "
+        f"(KL, 95 % interval {low:.3f} to {high:.3f})."
+    )
+
+
+def difference(name: str, d: Difference, baseline: str) -> str:
+    """One paired comparison in words: ``name`` against ``baseline``."""
+    points = f"{abs(d.value) * 100:.1f} points"
+    interval = f"paired 95 % interval {d.low * 100:+.1f} to {d.high * 100:+.1f} points"
+    if d.verdict == "not distinguishable":
+        return f"{name} and {baseline} are not told apart by these reviews ({points} apart; {interval})"
+    return f"{name} is {d.verdict} of {baseline} by {points} ({interval})"
+
+
+def few_shot(arms: Sequence[Arm], zero: Arm, shots: int) -> str:
+    """15.6: recency bias and calibration, from the prompting arms."""
+    said = {a.name: a.said_positive for a in arms}
+    ends_p, ends_n = said[f"{shots}-shot, ends positive"], said[f"{shots}-shot, ends negative"]
+    draws = arms[0].correct.size(0) if arms else 0
+    noise = 2 * v.binomial_se(0.5, zero.correct.size(1) * draws)
+    if abs(ends_p - ends_n) <= noise:
+        pull = "the order of the examples moved the answers less than the noise of this sample"
+    else:
+        towards = "towards" if ends_p > ends_n else "away from"
+        pull = f"the last example's label pulls the answer {towards} `positive`"
+    return (
+        f"Half of the test reviews are positive. Asked with no example, the model answered `positive` to "
+        f"{zero.said_positive:.0%} of them; after {shots} examples ending with a positive one, to "
+        f"{ends_p:.0%}, "
+        f"and after the same examples ending with a negative one, to {ends_n:.0%}: {pull} "
+        f"({v.plural(draws, 'draw')} of examples each)."
+    )
+
+
+def imdb(arms: Sequence[Arm], size) -> str:
+    """15.6: the table's reading: recency bias (:func:`few_shot`, ``arms[2:6]``: the two orders, plain and
+    calibrated), then at the largest N the most accurate learning arm, and how it compares, paired, with
+    the other learning arms and with zero-shot prompting (``arms[0]``)."""
+    largest = max(size.labels)
+    shots = [a for a in arms if a.n == size.shots and "-shot" in a.name and "calibrated" not in a.name]
+    last = [a for a in arms if a.n == largest and "-shot" not in a.name and a is not arms[0]]
+    text = few_shot(shots, arms[0], size.shots)
+    if not last:
+        return text
+    best = max(last, key=lambda a: a.accuracy)
+    others = [(a.name, a) for a in last if a is not best] + [("zero-shot prompting", arms[0])]
+    parts = "; ".join(
+        difference(best.name, paired_bootstrap(best.correct, a.correct), name) for name, a in others
+    )
+    return text + (
+        f" With N = {largest} labels the most accurate learning arm is **{best.name}** ({best.accuracy:.1%}, "
+        f"{v.seeds_said(best.correct.size(0))}). Paired on the same test reviews: {parts}."
+    )
+
+
+__all__ = [
+    "base_chat",
+    "difference",
+    "dpo",
+    "few_shot",
+    "greedy",
+    "imdb",
+    "oracles",
+    "step_cost",
+    "write_back",
+]

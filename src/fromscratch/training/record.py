@@ -1,0 +1,295 @@
+"""Record what ``train`` trains, and how long the heavy cells take, while the chapters run (the GPU plan).
+
+Set ``FROMSCRATCH_RECORD=records.jsonl`` before the chapters run, and every real call of
+:func:`~fromscratch.training.train` appends one JSON line to that file: the chapter
+(``$FROMSCRATCH_CHAPTER``, which ``benchmarks/gpu/notebooks.py`` sets) and the cell, the model (its
+class, its structure without weights, its parameter count), the longest batch's shapes and dtypes, the
+loss function's name, the ``TrainConfig`` and the steps it plans, and the time a step took on this
+device. A heavy cell that is not training records its seconds the same way, and counts the model calls
+inside it (what makes a cell slow)::
+
+    with timed("07 evaluation and sampling"):
+        ...
+
+``benchmarks/gpu/pack.py`` builds the GPU check's pack from such a record: a chapter that changes its
+runs changes the pack, and no copy of a chapter has to be kept in step by hand.
+
+``FROMSCRATCH_RECORD_ONLY=1`` makes ``train`` record after one step and return, with no evaluation and
+no checkpoint: a chapter records its ``gpu`` size on a CPU in minutes rather than hours (its results are
+then meaningless, only the record counts).
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import copy
+import dataclasses
+import io
+import itertools
+import json
+import os
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+import fromscratch.training.distributed as distributed
+from fromscratch.training.batches import probe_batch
+from fromscratch.training.checkpoints import random_state_kept
+
+RECORD_ENV = "FROMSCRATCH_RECORD"  # the file the records are appended to
+ONLY_ENV = "FROMSCRATCH_RECORD_ONLY"  # "1": train records after one step and returns
+CHAPTER_ENV = "FROMSCRATCH_CHAPTER"  # the chapter running, e.g. "07_masking_generation"
+
+
+def recording() -> Path | None:
+    """The record file ``$FROMSCRATCH_RECORD`` (on rank 0 of a torchrun job), or None."""
+    path = os.environ.get(RECORD_ENV)
+    return Path(path) if path and distributed.is_main() else None
+
+
+def record_only() -> bool:
+    """True when ``$FROMSCRATCH_RECORD_ONLY`` asks ``train`` to stop after one recorded step."""
+    return recording() is not None and os.environ.get(ONLY_ENV, "") not in ("", "0")
+
+
+def where() -> dict[str, Any]:
+    """The chapter (``$FROMSCRATCH_CHAPTER``, or the notebook Jupyter runs) and the cell's number."""
+    chapter = os.environ.get(CHAPTER_ENV) or Path(os.environ.get("JPY_SESSION_NAME", "")).stem or None
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None and hasattr(ipython, "get_ipython") else None
+    return {"chapter": chapter, "cell": getattr(shell, "execution_count", None)}
+
+
+def write(entry: dict[str, Any]) -> None:
+    """Append ``entry`` to the record, with where it was made and on what."""
+    path = recording()
+    if path is None:
+        return
+    entry = {**where(), **entry, "torch": torch.__version__}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as f:
+        f.write(json.dumps(entry, default=str) + "\n")
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+# --- what a training run is made of --------------------------------------------------------------------
+
+
+def describe_batch(batch: Any) -> dict[str, Any]:
+    """A batch's layout without its data: each tensor's shape and dtype (with the range of an integer
+    tensor and the share of True in a boolean one), the tuples, lists and dicts around them."""
+    if isinstance(batch, torch.Tensor):
+        about: dict[str, Any] = {"shape": list(batch.shape), "dtype": str(batch.dtype).removeprefix("torch.")}
+        if batch.dtype == torch.bool and batch.numel():
+            about["true"] = batch.float().mean().item()
+        elif not batch.is_floating_point() and not batch.is_complex() and batch.numel():
+            about["min"], about["max"] = batch.min().item(), batch.max().item()
+        return about
+    if isinstance(batch, (list, tuple)):
+        return {"list" if isinstance(batch, list) else "tuple": [describe_batch(b) for b in batch]}
+    if isinstance(batch, dict):
+        return {"dict": {str(k): describe_batch(v) for k, v in batch.items()}}
+    if batch is None or isinstance(batch, (bool, int, float, str)):
+        return {"value": batch}
+    return {"value": None, "type": type(batch).__name__}
+
+
+def model_structure(model: nn.Module) -> dict[str, Any]:
+    """The model without its weights: its class, parameter counts and either its config (when
+    ``Class(config)`` builds the same parameters again) or a copy of it on the ``meta`` device, pickled
+    (base64; small buffers keep their values), with each weight's mean and spread, to draw it again."""
+    cls = type(model)
+    shapes = [(name, p.shape, p.requires_grad) for name, p in model.named_parameters()]
+    about: dict[str, Any] = {
+        "class": f"{cls.__module__}.{cls.__qualname__}",
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "trainable": sum(p.numel() for p in model.parameters() if p.requires_grad),
+    }
+    config = getattr(model, "config", None)
+    fields = _plain(config) if dataclasses.is_dataclass(config) and not isinstance(config, type) else None
+    if fields is not None and _builds(cls, config, shapes):
+        config_class = f"{type(config).__module__}.{type(config).__qualname__}"
+        return {**about, "config": fields, "config_class": config_class}
+    params = dict(model.named_parameters())
+    if params:
+        spread = [
+            torch.stack([p.detach().float().mean(), p.detach().float().std(correction=0)])
+            for p in params.values()
+        ]
+        about["init"] = dict(zip(params, torch.stack(spread).tolist(), strict=True))  # one read-back
+    big = [b for b in model.buffers() if b.numel() * b.element_size() > 2**20]
+    on_meta = {id(t): _on_meta(t) for t in itertools.chain(model.parameters(), big)}
+    try:
+        buffer = io.BytesIO()
+        torch.save(copy.deepcopy(model, on_meta), buffer)  # tied weights stay one tensor
+        about["pickle"] = base64.b64encode(buffer.getvalue()).decode()
+    except Exception as error:  # a lambda or an open file among the attributes, ...
+        about["not_pickled"] = f"{error.__class__.__name__}: {error}"
+    return about
+
+
+def _builds(cls: type, config: Any, shapes: list) -> bool:
+    """Whether ``cls(config)`` makes the same parameters (tried on the ``meta`` device: no memory)."""
+    if "<locals>" in cls.__qualname__ or cls.__module__ == "__main__":
+        return False
+    try:
+        with torch.device("meta"):
+            again = cls(config)
+    except Exception:
+        return False
+    return [(name, p.shape, p.requires_grad) for name, p in again.named_parameters()] == shapes
+
+
+def _plain(config: Any) -> dict[str, Any] | None:
+    """A config dataclass's fields, if every one is a plain value (tuples as lists); else None."""
+    fields = {f.name: getattr(config, f.name) for f in dataclasses.fields(config)}
+    try:
+        return json.loads(json.dumps(fields))
+    except TypeError:  # a nested config, a function, ...
+        return None
+
+
+def _on_meta(t: torch.Tensor) -> torch.Tensor:
+    empty = torch.empty_like(t, device="meta")
+    return nn.Parameter(empty, requires_grad=t.requires_grad) if isinstance(t, nn.Parameter) else empty
+
+
+def function_name(fn: Callable) -> str:
+    """``module.qualname`` of a loss function (of the function inside a ``functools.partial``)."""
+    inner = getattr(fn, "func", fn)
+    return f"{getattr(inner, '__module__', '?')}.{getattr(inner, '__qualname__', type(inner).__name__)}"
+
+
+class RunRecord:
+    """What one ``train`` call records: made before its first step, written after its last.
+
+    A stand-in that does nothing when ``$FROMSCRATCH_RECORD`` is not set; ``only`` is True under
+    ``$FROMSCRATCH_RECORD_ONLY`` (``enough`` then ends the loop after one step).
+    """
+
+    def __init__(
+        self, model: nn.Module, batches: Any, loss_fn: Callable, config: Any, device, **plan
+    ) -> None:
+        self.on, self.only = recording() is not None, record_only()
+        self.device = torch.device(device)
+        self.entry: dict[str, Any] = {}
+        if not self.on:
+            return
+        try:  # the longest batch the source shows cheaply, leaving every random generator as it was
+            with random_state_kept(batches):
+                batch, which = probe_batch(batches)
+            shape: dict[str, Any] = {"batch": describe_batch(batch), "batch_note": which}
+        except ValueError as error:  # a one-shot iterator
+            shape = {"batch": None, "batch_note": str(error)}
+        checkpoint = getattr(config, "checkpoint", None)
+        self.entry = {
+            "kind": "train",
+            "name": Path(checkpoint).name.rsplit("-", 1)[0] if checkpoint else None,
+            "model": model_structure(model),
+            **shape,
+            "loss": function_name(loss_fn),
+            "config": {f.name: getattr(config, f.name) for f in dataclasses.fields(config)},
+            **plan,
+        }
+
+    def one_step(self, config: Any) -> Any:
+        """``config`` for a run that only records: no evaluation, no checkpoint, no resuming."""
+        return dataclasses.replace(
+            config, eval_every=None, checkpoint=None, checkpoint_every=None, resume=False
+        )
+
+    def begin(self, step: int) -> None:
+        """Before the first step: the clock starts once the device is idle."""
+        if self.on:
+            _sync(self.device)
+            self.first, self.started = step, time.perf_counter()
+
+    def enough(self, step: int) -> bool:
+        """True when the loop should end early: after one step, under ``$FROMSCRATCH_RECORD_ONLY``."""
+        return self.only and step > self.first
+
+    def write(self, step: int, precision: str) -> None:
+        """After the last step: the time per step on this device, and the line in the record."""
+        if not self.on:
+            return
+        _sync(self.device)
+        steps = step - self.first
+        seconds = time.perf_counter() - self.started
+        from fromscratch.training.precision import device_name
+
+        timing = {"steps_timed": steps, "step_ms": 1000 * seconds / steps if steps else None}
+        write({**self.entry, "device": device_name(self.device), "precision": precision, **timing})
+
+
+# --- heavy cells that are not training -----------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def timed(name: str, device: torch.device | str | None = None) -> Iterator[None]:
+    """Record the seconds a heavy cell (evaluation, sampling, decoding) takes, and its model calls.
+
+    Does nothing unless ``$FROMSCRATCH_RECORD`` is set. The calls counted are those of an outermost
+    module (a model called inside another is part of its call), by class: ``{"Generator": 3662}``.
+    """
+    if recording() is None:
+        yield
+        return
+    device = torch.device(device) if device is not None else None
+    calls: Counter[str] = Counter()
+    depth = 0
+
+    def before(module: nn.Module, args: Any) -> None:
+        nonlocal depth
+        depth += 1
+        if depth == 1:
+            calls[type(module).__name__] += 1
+
+    def after(module: nn.Module, args: Any, out: Any) -> None:
+        nonlocal depth
+        depth -= 1
+
+    hooks = [
+        nn.modules.module.register_module_forward_pre_hook(before),
+        nn.modules.module.register_module_forward_hook(after),
+    ]
+    cuda = device is not None and device.type == "cuda" or device is None and torch.cuda.is_initialized()
+    if cuda:
+        torch.cuda.synchronize()
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        if cuda:
+            torch.cuda.synchronize()
+        seconds = time.perf_counter() - started
+        for hook in hooks:
+            hook.remove()
+        where_run = "cuda" if cuda else "cpu"
+        write({"kind": "cell", "name": name, "seconds": seconds, "calls": dict(calls), "device": where_run})
+
+
+__all__ = [
+    "CHAPTER_ENV",
+    "ONLY_ENV",
+    "RECORD_ENV",
+    "RunRecord",
+    "describe_batch",
+    "function_name",
+    "model_structure",
+    "record_only",
+    "recording",
+    "timed",
+    "where",
+    "write",
+]

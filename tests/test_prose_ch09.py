@@ -1,0 +1,176 @@
+"""Chapter 09's computed prose reads at every size: rendered with the ``gpu`` profile's sizes and
+with synthetic results on both sides of every verdict (issue 43)."""
+
+from __future__ import annotations
+
+import pytest
+from prose_checks import assert_reads
+
+from fromscratch.chapters import get_profile
+from fromscratch.chapters.ch09_encoder_decoder import prose
+from fromscratch.chapters.ch09_encoder_decoder.prose import BAHDANAU, BOTTLENECK, TRANSFORMER
+from fromscratch.training.history import History
+
+GPU = get_profile("gpu").translation
+LABELS = ["0-9", "10-13", "14-17", "18-21", "22-25", "26+"]
+COUNTS = [180, 260, 250, 160, 90, 60]
+
+
+def bins(*scores: float) -> list[tuple[str, int, float]]:
+    return list(zip(LABELS, COUNTS, scores, strict=True))
+
+
+def lengths() -> list[int]:
+    return [n for label, count in zip((5, 12, 16, 20, 24, 30), COUNTS, strict=True) for n in [label] * count]
+
+
+def test_halves_weigh_bins_by_their_sentences():
+    rows = [("a", 3, 0.0), ("b", 1, 0.0), ("c", 2, 0.0)]  # 6 sentences: 3 in the shorter half
+    assert prose.halves(rows, [1.0, 2.0, 3.0]) == (1.0, pytest.approx((2 + 6) / 3))
+    rows = [("a", 2, 0.0), ("b", 2, 0.0)]  # a bin across the middle counts in both halves
+    assert prose.halves([("a", 4, 0.0)], [5.0]) == (5.0, 5.0)
+    assert prose.halves(rows, [1.0, 3.0]) == (1.0, 3.0)
+
+
+PLAIN = bins(20, 18, 17, 16, 14, 12)
+CASES = {  # Bahdanau's bins: overall side, bins ahead, trend of the gap, which score lower on long ones
+    "ahead, every bin, about the same": (bins(25, 23, 22, 21, 19, 17), 22.9, 17.7),
+    "ahead, widening": (bins(21, 19, 19, 20, 19, 18), 22.0, 17.7),
+    "behind, narrowing, none ahead": (bins(19, 16, 14, 12, 10, 8), 15.0, 17.7),
+    "within noise, some bins": (bins(21, 17, 18, 15, 15, 11), 18.0, 17.7),
+    "flat models": (bins(20, 20, 20, 20, 20, 20), 20.0, 17.7),
+}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_bahdanau_by_length_reads(case):
+    attention, attention_bleu, plain_bleu = CASES[case]
+    text = prose.bahdanau_by_length(
+        {BOTTLENECK: PLAIN, BAHDANAU: attention},
+        {BOTTLENECK: plain_bleu, BAHDANAU: attention_bleu},
+        minutes=GPU.rnn_train.minutes,
+        lengths=lengths(),
+    )
+    assert_reads(
+        text,
+        never_together=[
+            ("ahead by", "within what reruns move"),
+            ("better on the long sentences", "about the same on both halves"),
+            ("Both models score lower", "Neither scores"),
+        ],
+    )
+    assert "one run each" in text and f"{GPU.rnn_train.minutes:.1f} minutes" in text
+
+
+def test_bahdanau_by_length_picks_each_side():
+    def text(attention, attention_bleu):
+        return prose.bahdanau_by_length(
+            {BOTTLENECK: PLAIN, BAHDANAU: attention},
+            {BOTTLENECK: 17.7, BAHDANAU: attention_bleu},
+            minutes=5.0,
+            lengths=lengths(),
+        )
+
+    assert "ahead by 5.2 points" in text(CASES["ahead, every bin, about the same"][0], 22.9)
+    assert "behind by 2.7 points" in text(CASES["behind, narrowing, none ahead"][0], 15.0)
+    assert "within what reruns move" in text(CASES["within noise, some bins"][0], 18.0)
+    assert "every length bin" in text(CASES["ahead, every bin, about the same"][0], 22.9)
+    assert "none of the length bins" in text(CASES["behind, narrowing, none ahead"][0], 15.0)
+    assert "better on the long sentences" in text(CASES["ahead, widening"][0], 22.0)
+    assert "worse on the long sentences" in text(CASES["behind, narrowing, none ahead"][0], 15.0)
+    assert "Only the bottleneck model scores lower" in text(CASES["flat models"][0], 20.0)
+    near_zero = prose.bahdanau_by_length(
+        {BOTTLENECK: bins(0, 0, 0, 0, 0, 0), BAHDANAU: bins(1, 1, 1, 1, 1, 1)},
+        {BOTTLENECK: 0.4, BAHDANAU: 1.0},
+        minutes=0.5,
+        lengths=lengths(),
+    )
+    assert_reads(near_zero)
+    assert "do not translate yet" in near_zero
+    assert "do not translate yet" not in text(CASES["flat models"][0], 20.0)
+
+
+def test_one_bin_and_one_sentence_read():
+    one = [("0-9", 1, 10.0)]
+    text = prose.bahdanau_by_length(
+        {BOTTLENECK: one, BAHDANAU: [("0-9", 1, 12.0)]},
+        {BOTTLENECK: 10.0, BAHDANAU: 12.0},
+        minutes=0.5,
+        lengths=[7],
+    )
+    assert_reads(text)
+    assert "the one length bin" in text
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda", "mps"])
+@pytest.mark.parametrize("transformer", [0.30, 0.45, 0.80])  # faster, about as fast, slower than 0.44 s
+def test_step_times_read(device, transformer):
+    seconds = {BOTTLENECK: 0.44, BAHDANAU: 0.50, TRANSFORMER: transformer}
+    text = prose.step_times(seconds, repeats=GPU.timing_repeats, device=device)
+    assert_reads(text, never_together=[("decoder pays", "did not make")])
+    assert ("one CPU thread" in text) == (device == "cpu")
+    assert "cuda" not in text
+    verdict = {0.30: "decoder pays", 0.45: "about as fast", 0.80: "did not make"}[transformer]
+    assert verdict in text
+
+
+def runs(load: float | None) -> dict[str, tuple[History, float]]:
+    rows = [{"step": 1, "loss": 3.0, "lr": 1e-3}, {"step": 1, "seconds": 60.0, "val_bleu": 9.0}]
+    if load is not None:
+        rows[1]["load"] = load
+    return {name: (History(rows), GPU.train.minutes) for name in (BOTTLENECK, BAHDANAU, TRANSFORMER)}
+
+
+VERSUS = {  # transformer greedy, beam; Bahdanau greedy 22.9, beam 23.4
+    "ahead with both": (25.0, 26.1),
+    "behind with both": (20.0, 20.4),
+    "within noise with both": (22.6, 23.9),
+    "opposite sides": (24.5, 21.0),
+    "only greedy separates": (20.5, 23.0),
+    "only beam separates": (23.0, 26.0),
+}
+
+
+@pytest.mark.parametrize("case", VERSUS)
+@pytest.mark.parametrize("load", [None, 1.0, 40.0])
+def test_transformer_vs_bahdanau_reads(case, load):
+    transformer_greedy, transformer_beam = VERSUS[case]
+    greedy = {BOTTLENECK: 17.7, BAHDANAU: 22.9, TRANSFORMER: transformer_greedy}
+    beam = {BOTTLENECK: 18.1, BAHDANAU: 23.4, TRANSFORMER: transformer_beam}
+    all_bins = {
+        BOTTLENECK: PLAIN,
+        BAHDANAU: bins(25, 23, 22, 21, 19, 17),
+        TRANSFORMER: bins(26, 22, 23, 20, 20, 18),
+    }
+    text = prose.transformer_vs_bahdanau(
+        greedy, beam, all_bins, runs(load), beam_size=GPU.beam_size, device="cpu", cores=16
+    )
+    assert_reads(
+        text,
+        never_together=[
+            ("with both decodings (by", "does not rank"),
+            ("with both decodings (by", "only"),
+            ("within noise of each other", "does not rank"),
+        ],
+    )
+    expected = {
+        "ahead with both": "is ahead of Bahdanau's GRU with both decodings",
+        "behind with both": "is behind Bahdanau's GRU with both decodings",
+        "within noise with both": "within noise of each other with both decodings",
+        "opposite sides": "the order depends on the decoding",
+        "only greedy separates": "only greedy decoding separates them",
+        "only beam separates": "only beam search separates them",
+    }[case]
+    assert expected in text
+    assert f"beam of {GPU.beam_size}" in text and "one run each" in text
+    assert ("machine was busy" in text) == (load == 40.0)
+
+
+def test_a_busy_gpu_run_says_nothing_of_the_cpu_load():
+    greedy = {BOTTLENECK: 17.7, BAHDANAU: 22.9, TRANSFORMER: 25.0}
+    all_bins = {name: PLAIN for name in greedy}
+    text = prose.transformer_vs_bahdanau(
+        greedy, greedy, all_bins, runs(40.0), beam_size=GPU.beam_size, device="cuda", cores=16
+    )
+    assert_reads(text)
+    assert "busy" not in text
