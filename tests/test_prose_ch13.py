@@ -121,7 +121,11 @@ def test_local_mask_one_seed_decides_nothing():
 
 @pytest.mark.parametrize(
     "masked, against",
-    [(0.85, "points above, beyond the draws' spread"), (0.60, "points below"), (0.741, "in line with")],
+    [
+        (0.85, "points above label propagation on the same draws"),
+        (0.60, "points below"),
+        (0.741, "in line with"),
+    ],
 )
 @pytest.mark.parametrize("full, ignored", [(0.49, "at guessing"), (0.70, "above guessing")])
 def test_graph(masked, against, full, ignored):
@@ -134,6 +138,7 @@ def test_graph(masked, against, full, ignored):
     text = prose.graph(scores, unlabelled=UNLABELLED)
     assert_reads(text)
     assert against in text and ignored in text
+    assert ("beyond the draws' spread" in text) == (masked != 0.741)
     assert f"{draws} draws" in text
 
 

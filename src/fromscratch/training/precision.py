@@ -194,7 +194,7 @@ def choose_precision(device: torch.device | str, precision: str = "auto") -> Pre
 def choose_for_gpu(capability: tuple[int, int], precision: str = "auto") -> Precision:
     """What :func:`choose_precision` picks on a CUDA GPU of compute ``capability``, e.g. (7, 5) for a T4.
 
-    Needs no GPU and never warns: for plans made elsewhere (``benchmarks/gpu_plan.py``).
+    Needs no GPU and never warns: for plans made elsewhere (``benchmarks/gpu/report.py``).
     """
     if precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {', '.join(map(repr, PRECISIONS))}; got {precision!r}.")

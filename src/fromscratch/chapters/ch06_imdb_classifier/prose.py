@@ -46,7 +46,7 @@ def learning_curve(
             "what the model still learned there is its training reviews, not what carries over."
         )
     else:
-        reading = "Both flattened in the second half: the run had learned what it could at this size."
+        reading = "Both flattened in the second half: more of the same steps would likely add little."
     return (
         f"In this run the training loss went from {_mean(start):.3f} (the mean of the first tenth of "
         f"the steps) to {_mean(end):.3f} (the last tenth), and validation accuracy went from "

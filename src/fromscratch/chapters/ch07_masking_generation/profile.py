@@ -45,7 +45,7 @@ CPU = replace(
     sample_bytes=300,
 )
 # gpu: the blog's model (12 blocks, emb 256, context 256, batch 32); the blog trained 170K batches.
-# 35,000 steps: about 25 min on a T4 by benchmarks/gpu_plan.py (50,000 would take 36)
+# 35,000 steps: their minutes on each card are in book/running.md's plan (benchmarks/gpu/report.py)
 GPU = replace(
     CPU,
     model=replace(CPU.model, emb=256, heads=8, depth=12, context=256),

@@ -96,8 +96,8 @@ CPU = replace(
     timing_repeats=5,
 )
 # gpu: not run in full on a GPU yet; Vaswani-base-like width, more layers and a longer run. 8 + 8 + 8 min
-# of training (the three models get the same minutes, as in cpu); benchmarks/gpu_plan.py estimates the
-# chapter on a T4 (an earlier 30 + 2 x 10 took ~56 min there)
+# of training (the three models get the same minutes, as in cpu); benchmarks/gpu/report.py plans the
+# chapter on each card (an earlier 30 + 2 x 10 took ~56 min on a T4)
 _GPU_RNN = replace(CPU.rnn, max_len=128, hidden=512, dropout=0.2)
 GPU = replace(
     CPU,

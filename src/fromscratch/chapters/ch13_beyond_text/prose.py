@@ -35,6 +35,11 @@ def _spread(values: Sequence[float]) -> float:
     return statistics.stdev(values) if len(values) > 1 else 0.0
 
 
+def _flat(text: str) -> str:
+    """One paragraph: the line breaks and indentation of a triple-quoted f-string become single spaces."""
+    return " ".join(text.split())
+
+
 # --- 13.1 sets ------------------------------------------------------------------------------------
 def sets(accuracy: Mapping[str, float], *, n_sets: int, steps: int) -> str:
     """13.1: ``accuracy`` = ``{"DeepSets": ..., "set transformer": ...}`` on ``n_sets`` test sets, one
@@ -61,9 +66,9 @@ def sets(accuracy: Mapping[str, float], *, n_sets: int, steps: int) -> str:
         "below": """DeepSets is below guessing: what it learned in these steps points it away from
         the odd digit.""",
     }[versus_chance(deep, GUESS, n_sets)]
-    return f"""In this run (one run of each, the same {plural(steps, "step")} on the same sets) the set
+    return _flat(f"""In this run (one run of each, the same {plural(steps, "step")} on the same sets) the set
     transformer found the odd digit in **{_pct(settr)}** of the {n_sets:,} test sets and DeepSets in
-    **{_pct(deep)}**, against {_pct(GUESS, 0)} for guessing. {meet} {trace}"""
+    **{_pct(deep)}**, against {_pct(GUESS, 0)} for guessing. {meet} {trace}""")
 
 
 # --- 13.2 images ----------------------------------------------------------------------------------
@@ -73,10 +78,10 @@ def images(scores: Mapping[str, float], *, n_test: int) -> str:
     said = _accuracies(scores["ViT"], scores["CNN"], n_test)
     noise = f"the {n_test:,} test digits' own noise (±{100 * said.noise:.2f} points)"
     if said.side == "within noise":
-        return f"""One run of each: the ViT and the CNN are within {noise} of each other
-        ({100 * abs(said.gap):.2f} points apart)."""
-    return f"""One run of each: {said.says("the ViT", "the CNN", digits=2)}, more than {noise}; how much
-    of that a different seed would change, one run cannot say."""
+        return _flat(f"""One run of each: the ViT and the CNN are within {noise} of each other
+        ({100 * abs(said.gap):.2f} points apart).""")
+    return _flat(f"""One run of each: {said.says("the ViT", "the CNN", digits=2)}, more than {noise}; how much
+    of that a different seed would change, one run cannot say.""")
 
 
 def positions(
@@ -107,10 +112,10 @@ def positions(
     else:
         alone = f"""Without positions the ViT reads only which ${patch} \\times {patch}$ patches occur,
         and at this budget that gave it no more than guessing."""
-    return f"""With its grid positions the ViT scored {_pct(grid, 2)}; on the same digits with their
+    return _flat(f"""With its grid positions the ViT scored {_pct(grid, 2)}; on the same digits with their
     patches shuffled, {_pct(grid_shuffled, 2)}: {relies}. The ViT without positions scored
     {_pct(bag, 2)} and {_pct(bag_shuffled, 2)}, {same}, as it must, since it cannot tell the two
-    apart. {lesson} (one run of each). {alone}"""
+    apart. {lesson} (one run of each). {alone}""")
 
 
 # --- 13.2 the local mask --------------------------------------------------------------------------
@@ -219,11 +224,11 @@ def local_mask(
     if verdict.startswith("the local mask was ahead at every data size, by more"):
         lead = """ At this budget the model whose prior saves it learning where to look got further,
         whatever the data size."""
-    return f"""At this budget {verdict}. The mean gap (local − full) was {100 * g0:+.1f} points with
+    return _flat(f"""At this budget {verdict}. The mean gap (local − full) was {100 * g0:+.1f} points with
     {first:,} training digits and {100 * g1:+.1f} with {last:,}: {change}. Each run saw
     {plural(steps, "batch", "batches")} of {batch} digits, {seen:,} digits in all: {seen / first:,.1f} times
     each of the {first:,} digits of the smallest set, {seen / last:,.2f} times each of the {last:,} of the
-    largest. On their own {first:,} training digits, {scores}. {fit}{lead}"""
+    largest. On their own {first:,} training digits, {scores}. {fit}{lead}""")
 
 
 # --- 13.3 graphs ----------------------------------------------------------------------------------
@@ -249,22 +254,20 @@ def graph(scores: Mapping[str, Sequence[float]], *, unlabelled: int) -> str:
     n = unlabelled * draws  # answers behind each mean
     floor = 2 * math.hypot(binomial_se(means[best], n), binomial_se(means[lp], n))
     said = compare(statistics.mean(paired), 0.0, sd=(_spread(paired), 0.0), seeds=draws, floor=floor)
+    points = f"{100 * abs(said.gap):.0f} points {'above' if said.gap > 0 else 'below'}"
     if draws == 1:
-        against = (
-            f"{100 * abs(said.gap):.0f} points {'above' if said.gap > 0 else 'below'} (one draw: no lesson)"
-        )
-        if said.gap == 0:
-            against = "level with (one draw: no lesson)"
+        against = "level with" if said.gap == 0 else points
+        caveat = " (one draw: no lesson)"
     elif said.side == "within noise":
-        against = "in line with (within the draws' spread)"
+        against, caveat = "in line with", " (the gap is within the draws' spread)"
     else:
-        above = "above" if said.side == "ahead" else "below"
-        against = f"{100 * abs(said.gap):.0f} points {above}, beyond the draws' spread,"
+        against, caveat = points, " (beyond the draws' spread)"
     deepest = best.removeprefix("graph mask, ")
-    return f"""{ignored} Masked by the graph it scored {by_depth}, means over {plural(draws, "draw")} of
+    return _flat(f"""{ignored} Masked by the graph it scored {by_depth}, means over {plural(draws, "draw")} of
     the labelled members (the table gives each row's range: how much depends on which members are
     labelled). The best of them, {deepest}, is {against} label propagation on the same draws
-    ({_pct(means[lp], 0)}), which learns nothing and only spreads the labels along the friendships."""
+    ({_pct(means[lp], 0)}){caveat}, which learns nothing and only spreads the labels along the
+    friendships.""")
 
 
 # --- the Summary ----------------------------------------------------------------------------------
@@ -281,7 +284,7 @@ def summary(
     masked = {name: m for name, m in means.items() if name.startswith("graph mask")}
     best = max(masked, key=masked.get)
     lp = means["label propagation (no parameters)"]
-    return f"""- In this run: set transformer {_pct(set_accuracy["set transformer"])} against DeepSets
+    return _flat(f"""- In this run: set transformer {_pct(set_accuracy["set transformer"])} against DeepSets
     {_pct(set_accuracy["DeepSets"])} and ViT {_pct(image_scores["ViT"], 2)} against CNN
     {_pct(image_scores["CNN"], 2)} (one run each); {local} ({plural(seeds, "seed")}); the best graph
-    mask {_pct(masked[best], 0)} against label propagation's {_pct(lp, 0)}."""
+    mask {_pct(masked[best], 0)} against label propagation's {_pct(lp, 0)}.""")

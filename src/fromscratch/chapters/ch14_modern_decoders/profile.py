@@ -133,7 +133,7 @@ CPU = replace(
     hub_tokens=40,
 )
 # gpu: a T4 (15 GB): six rungs of 600 steps, three seeds, at GPT-2-small-like width, batch 64 x 256
-# bytes (about 30 minutes by benchmarks/gpu_check.py's time model of a T4)
+# bytes (its minutes on each card: book/running.md's plan, benchmarks/gpu/report.py)
 GPU = replace(
     CPU,
     ladder=ladder(emb=384, heads=8, depth=6, context=256, kv_heads=2),

@@ -40,6 +40,11 @@ def _than(speed: float) -> str:
     return f"{said} as" if said.startswith("about") else f"{said} than"
 
 
+def _flat(text: str) -> str:
+    """One paragraph: the line breaks and indentation of a triple-quoted f-string become single spaces."""
+    return " ".join(text.split())
+
+
 # --- 14.1 the ladder ------------------------------------------------------------------------------
 def rung_verdict(d: Sequence[float]) -> str:
     """The paired changes of one rung in bits per byte (this rung minus the rung above, one per seed),
@@ -61,14 +66,14 @@ def ladder(change: Mapping[str, Sequence[float]], *, seeds: int) -> str:
     verdict = rung_verdict(change[best])
     over = f"on average over {plural(seeds, 'seed')}" if seeds > 1 else "in one seed"
     if gain <= 0:
-        return f"""At equal steps no change lowered the loss {over}; the smallest rise came from
-        {_what(best)} ({-gain:+.3f} bits per byte, {verdict})."""
+        return _flat(f"""At equal steps no change lowered the loss {over}; the smallest rise came from
+        {_what(best)} ({-gain:+.3f} bits per byte, {verdict}).""")
     if seeds > 1 and all(v < 0 for v in change[best]):  # every seed agrees
-        return f"""At equal steps the largest gain came from **{_what(best)}**: {gain:.3f} bits per byte
+        return _flat(f"""At equal steps the largest gain came from **{_what(best)}**: {gain:.3f} bits per byte
         below the rung above {over}, {verdict}. The table says which other changes moved every seed
-        the same way."""
-    return f"""At equal steps the largest drop came from {_what(best)}, {gain:.3f} bits per byte {over},
-    but {verdict}. The table says whether any change moved every seed the same way."""
+        the same way.""")
+    return _flat(f"""At equal steps the largest drop came from {_what(best)}, {gain:.3f} bits per byte {over},
+    but {verdict}. The table says whether any change moved every seed the same way.""")
 
 
 def timing(
@@ -85,10 +90,10 @@ def timing(
     else:
         spread = f"""A step cost {step_ms[fast]:.1f} ms ({fast}) to {step_ms[slow]:.1f} ms ({slow}): in the
         same minutes the slowest rung would make {100 * fewer:.0f} % fewer steps than the fastest."""
-    return f"""The timing pass ({_how_timed(device, repeats)}, load average {load:.1f}) is the clock's
+    return _flat(f"""The timing pass ({_how_timed(device, repeats)}, load average {load:.1f}) is the clock's
     side. {spread} At the ladder's size SwiGLU's forward and backward ran {_than(mlp / glu)} the
     MLP's ({glu:.2f} against {mlp:.2f} ms), and our written-out RMSNorm ran {_than(layer / rms)}
-    PyTorch's fused LayerNorm ({rms:.3f} against {layer:.3f} ms)."""
+    PyTorch's fused LayerNorm ({rms:.3f} against {layer:.3f} ms).""")
 
 
 # --- 14.2 grouped-query attention -----------------------------------------------------------------
@@ -112,13 +117,13 @@ def gqa_decoding(
     share = prefill_ms[mha] / (prefill_ms[mha] + new * token_ms[mha])
     whole = ", so timing whole calls would measure mostly the prefill" * (share > 0.5)
     fewest = plural(kv[mqa], "key/value head")
-    return f"""The cache went from {mib[mha]:.2f} MiB with all {heads} key/value heads to {mib[mqa]:.2f}
+    return _flat(f"""The cache went from {mib[mha]:.2f} MiB with all {heads} key/value heads to {mib[mqa]:.2f}
     MiB with {kv[mqa]}: exactly {mib[mha] / mib[mqa]:g} times smaller, as the shapes say. A decoding
     step took {token_ms[mha]:.2f} ms with {heads} key/value heads and {token_ms[mqa]:.2f} ms with
     {fewest} ({_how_timed(device, repeats)}): with {kv[mqa]} the steps were **{speed}**. The prefill
     of the {batch} prompts of {prompt:,} tokens took {prefill_ms[mha]:.0f} ms with all heads and
     {prefill_ms[mqa]:.0f} ms with {kv[mqa]}; a whole call that prefills and then decodes
-    {plural(new, "token")} would spend {100 * share:.0f} % of its time in the prefill{whole}."""
+    {plural(new, "token")} would spend {100 * share:.0f} % of its time in the prefill{whole}.""")
 
 
 # --- the Summary ----------------------------------------------------------------------------------
@@ -147,7 +152,9 @@ def summary(
     slow, fast = max(step_ms.values()), min(step_ms.values())
     mha, mqa = kv.index(heads), 0
     speed = times(token_ms[mha] / token_ms[mqa], digits=2)
-    return f"""- In this run, at equal steps ({plural(steps, "step")} per rung, {plural(seeds, "seed")}),
-    {moved}; a step of the slowest rung cost {slow / fast:.2f} times the fastest's.
-    - Decoding with {plural(kv[mqa], "key/value head")} instead of {heads}: a cache
-      {mib[mha] / mib[mqa]:g} times smaller, and decoding steps {speed} here."""
+    each = f"{plural(steps, 'step')} per rung, {plural(seeds, 'seed')}"
+    ladder = _flat(f"""- In this run, at equal steps ({each}), {moved}; a step of the slowest rung
+    cost {slow / fast:.2f} times the fastest's.""")
+    decoding = _flat(f"""- Decoding with {plural(kv[mqa], "key/value head")} instead of {heads}: a cache
+    {mib[mha] / mib[mqa]:g} times smaller, and decoding steps {speed} here.""")
+    return f"{ladder}\n{decoding}"
