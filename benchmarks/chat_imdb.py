@@ -28,7 +28,6 @@ import argparse
 import copy
 import os
 import time
-from dataclasses import replace
 
 import torch
 
@@ -133,13 +132,12 @@ def main() -> None:
         ]
     print(f"prompting: {time.perf_counter() - t:.0f} s, load {load()}", flush=True)
     minilm = minilm_encoder(size.minilm.dropout)
-    quiet = replace(size, imdb_train=replace(size.imdb_train, progress=False))
     learned: dict[tuple[str, int], list[torch.Tensor]] = {}
     for n in labels:
         for seed in range(seeds):
             t = time.perf_counter()
             out = learning_arms(
-                model, tokenizer, data, quiet, n, seed=seed, minilm=minilm, parts=[path.name], device=device
+                model, tokenizer, data, size, n, seed=seed, minilm=minilm, parts=[path.name], device=device
             )
             for name, predicted in out.items():
                 learned.setdefault((name, n), []).append(predicted)

@@ -143,3 +143,36 @@ def test_two_chapters_run_from_their_pack_alone(tmp_path, mirror):
         "notebooks.py", "--from", str(tmp_path / "pack.tgz"), "--quick", "--chapters", "01", "07", env=env
     )
     assert lines.stdout.strip().splitlines()[-1] == "GPU notebooks: 2 chapters, 0 failed", lines.stdout
+
+
+def test_the_pack_carries_smaller_copies_that_unpack_to_working_files(tmp_path):
+    """A safetensors file at 8 bits a weight (fp32 again on unpacking, listed in SHA256SUMS), MNIST's
+    training file cut to its first 10,000 digits (its header says so)."""
+    import gzip
+
+    import numpy as np
+    from safetensors.torch import load_file, save_file
+
+    import notebooks
+
+    (tmp_path / "mirror").mkdir()
+    weights = {"w": torch.randn(6, 5), "b": torch.randn(5)}
+    save_file(weights, tmp_path / "model.safetensors")
+    q8 = notebooks._slim(tmp_path / "model.safetensors", tmp_path / "mirror" / "model.safetensors")
+    assert q8.name == "model.safetensors.q8"
+    (tmp_path / "mirror" / "SHA256SUMS").write_text("")
+    notebooks._unslim(tmp_path / "mirror")
+    again = load_file(tmp_path / "mirror" / "model.safetensors")
+    torch.testing.assert_close(again["w"], weights["w"], atol=weights["w"].abs().max().item() / 127, rtol=0)
+    assert torch.equal(again["b"], weights["b"])
+    assert (tmp_path / "mirror" / "SHA256SUMS").read_text().endswith("  model.safetensors\n")
+
+    digits = np.arange(12_000 * 4, dtype=np.uint8).reshape(12_000, 2, 2)
+    header = np.array([0x803, 12_000, 2, 2], dtype=">i4").tobytes()
+    (tmp_path / "train-images-idx3-ubyte.gz").write_bytes(gzip.compress(header + digits.tobytes()))
+    cut = notebooks._slim(
+        tmp_path / "train-images-idx3-ubyte.gz", tmp_path / "mirror" / "train-images-idx3-ubyte.gz"
+    )
+    from fromscratch.data.mnist import read_idx
+
+    assert np.array_equal(read_idx(cut), digits[:10_000])

@@ -75,6 +75,13 @@ def test_each_train_call_records_what_it_trained(recording, tmp_path):
     assert set(entry["model"]["init"]) == {"embed.weight"}  # tied: one tensor
 
 
+def test_the_evaluations_a_run_plans_are_counted_and_timed(recording):
+    config = TrainConfig(steps=6, eval_every=2, progress=False)
+    train(Tied(), batches(), next_token_loss, config, evaluate=lambda model: {"x": 1.0})
+    [entry] = records(recording)
+    assert entry["evaluations"] == 3 and entry["evaluate_s"] >= 0  # at steps 2 and 4, and at the end (6)
+
+
 def test_record_only_stops_after_one_step_without_a_checkpoint(recording, tmp_path, monkeypatch):
     monkeypatch.setenv("FROMSCRATCH_RECORD_ONLY", "1")
     file = tmp_path / "run.pt"

@@ -27,7 +27,9 @@ CEILING = {  # static numbers without a source, per chapter (2026-11-26: 855 in 
 }
 
 
-STRICT = {"06", "07", "08"}  # also numbers in math and in words (``--strict``); the others to follow
+# also numbers in math and in words (``--strict``): every chapter but 15, which is being rewritten (its
+# computed prose and its strict count come with that rewrite)
+STRICT = set(CEILING) - {"15"}
 
 
 @pytest.mark.parametrize("chapter", sorted(CEILING))

@@ -7,7 +7,8 @@
 
 ``--pack`` runs the chapters in ``smoke`` with the course's mirror and an empty data cache, watching
 which files their kernels open (an audit hook), and packs exactly those: the mirror's (``mirror/``, with
-their ``SHA256SUMS`` lines; an archive the cache holds unpacked stays out, its unpacked files travel),
+their ``SHA256SUMS`` lines; an archive the cache holds unpacked stays out, its unpacked files travel;
+MiniLM's weights at 8 bits and MNIST's first 10,000 digits, :func:`_slim`),
 the cache's (``cache/``: unpacked data, token caches, tokenizers, the chat models; no checkpoints, so
 every run trains again) and the wheels of the packages the GPU image lacks (``wheels/``, cp312
 manylinux, fetched with pip; ``--no-wheels`` leaves them out). One tar.gz, at most 60 MiB.
@@ -20,13 +21,14 @@ and peak memory (the GPU's, else the kernel's resident memory), and last
 (``unshare -rn`` where allowed, else HTTP proxies that lead nowhere) and only the pack's data.
 
 ``--record`` runs the chapters at ``--profile`` with ``FROMSCRATCH_RECORD_ONLY=1`` (each ``train`` call
-records after one step and returns), the course's mirror and an empty cache; a cell slower than
+records after one step and returns), the course's mirror and data cache (or an empty one); a cell slower than
 ``--cell-timeout`` is interrupted and the chapter goes on, errors too (only the record counts).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import shlex
@@ -42,11 +44,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 LIMIT_MIB = 60
 # What the GPU image (KINDS.md: torch 2.11, Python 3.12, 2026-11-17) lacks of the package's and the runner's
-# dependencies, in this venv's versions (bertviz's boto3 and ipywidgets' front ends are never imported).
-WHEELS = """asttokens bertviz comm debugpy executing fastjsonschema gguf ipykernel ipython
-    ipython-pygments-lexers ipywidgets jedi jsonschema jsonschema-specifications jupyter-client jupyter-core
-    matplotlib-inline nbclient nbformat nest-asyncio2 parso pexpect platformdirs pooch prompt-toolkit
-    ptyprocess pure-eval pyzmq referencing rpds-py stack-data tornado traitlets wcwidth"""
+# dependencies, in this venv's versions (bertviz's boto3, ipywidgets' front ends, and ipykernel's debugger
+# and IPython's completion, debugpy and jedi, are never imported).
+WHEELS = """asttokens bertviz comm executing fastjsonschema gguf ipykernel ipython ipython-pygments-lexers
+    ipywidgets jsonschema jsonschema-specifications jupyter-client jupyter-core matplotlib-inline nbclient
+    nbformat nest-asyncio2 pexpect platformdirs pooch prompt-toolkit ptyprocess pure-eval pyzmq referencing
+    rpds-py stack-data tornado traitlets wcwidth"""
 PLATFORMS = (
     "manylinux_2_28_x86_64",
     "manylinux_2_27_x86_64",
@@ -129,12 +132,8 @@ def pack(out: Path, only: list[str], timeout: int, wheels: bool) -> None:
         data, hook, log = tmp / "cache", tmp / "hook", tmp / "opened.txt"
         hook.mkdir()
         (hook / "sitecustomize.py").write_text(AUDIT)
-        failed = run_all(
-            chapters(only),
-            {**kernel_env(data, mirror, "smoke", hook), "FROMSCRATCH_AUDIT": str(log)},
-            tmp,
-            timeout,
-        )
+        env = {**kernel_env(data, mirror, "smoke", hook), "FROMSCRATCH_AUDIT": str(log)}
+        failed = run_all(chapters(only), env, tmp, timeout)
         opened = {Path(p) for p in log.read_text().splitlines()} if log.exists() else set()
         cache = sorted(
             p for p in opened if p.is_relative_to(data) and p.is_file() and "checkpoints" not in p.parts
@@ -142,54 +141,83 @@ def pack(out: Path, only: list[str], timeout: int, wheels: bool) -> None:
         unpacked = {
             p.relative_to(data).parts[1] for p in cache if p.relative_to(data).parts[0] == "extracted"
         }
-        sums = {
-            line.split()[-1].lstrip("*"): line for line in (mirror / "SHA256SUMS").read_text().splitlines()
-        }
-        mirrored = [
-            p.relative_to(mirror)
-            for p in opened
-            if p.is_relative_to(mirror) and str(p.relative_to(mirror)) in sums
-        ]
-        mirrored = sorted(p for p in mirrored if _dataset(p.name) not in unpacked)
-        (tmp / "SHA256SUMS").write_text("".join(sums[str(p)] + "\n" for p in mirrored))
-        pip = [
-            sys.executable,
-            "-m",
-            "pip",
-            "download",
-            "-q",
-            "--no-deps",
-            "--only-binary=:all:",
-            "-d",
-            str(tmp / "wheels"),
-        ]
-        pip += [
-            "--python-version",
-            "3.12",
-            "--implementation",
-            "cp",
-            *[a for p in PLATFORMS for a in ("--platform", p)],
-        ]
-        if wheels:
-            subprocess.run([*pip, *[f"{name}=={version(name)}" for name in WHEELS.split()]], check=True)
+        sums = (mirror / "SHA256SUMS").read_text().splitlines()
+        mirrored = {p.relative_to(mirror) for p in opened if p.is_relative_to(mirror)}
+        mirrored &= {Path(line.split()[-1].lstrip("*")) for line in sums}  # the data, not SHA256SUMS itself
         with tarfile.open(out, "w:gz") as tar:
+            listed = ""
+            for path in sorted(p for p in mirrored if _dataset(p.name) not in unpacked):
+                slim = _slim(mirror / path, tmp / path.name)
+                tar.add(slim, f"mirror/{path.parent / slim.name}")
+                listed += "" if slim.suffix == ".q8" else f"{_sha256(slim)}  {path}\n"  # .q8: at unpacking
+            (tmp / "SHA256SUMS").write_text(listed)
             tar.add(tmp / "SHA256SUMS", "mirror/SHA256SUMS")
-            for path in mirrored:
-                tar.add(mirror / path, f"mirror/{path}")
             for path in cache:
                 tar.add(path, f"cache/{path.relative_to(data)}")
-            for wheel in sorted((tmp / "wheels").glob("*.whl")):
+            pip = shlex.split(
+                f"'{sys.executable}' -m pip download -q --no-deps --only-binary=:all: --implementation cp "
+                f"--python-version 3.12 -d '{tmp}' " + " ".join(f"--platform {p}" for p in PLATFORMS)
+            )
+            if wheels:
+                subprocess.run([*pip, *[f"{name}=={version(name)}" for name in WHEELS.split()]], check=True)
+            for wheel in sorted(tmp.glob("*.whl")):
                 tar.add(wheel, f"wheels/{wheel.name}")
     mib = out.stat().st_size / 2**20
     print(
         f"pack: {out} {mib:.1f} MiB: {len(mirrored)} mirror files, {len(cache)} cache files, wheels: {wheels}"
     )
     if mib > LIMIT_MIB or failed:
-        sys.exit(
-            f"over {LIMIT_MIB} MiB"
-            if mib > LIMIT_MIB
-            else f"{failed} chapters failed: their later reads are missing"
+        sys.exit(f"over {LIMIT_MIB} MiB" if mib > LIMIT_MIB else f"{failed} chapters failed: reads missing")
+
+
+def _slim(path: Path, out: Path) -> Path:
+    """A smaller copy of a mirror file where one is enough for ``smoke``: a safetensors file's matrices at 8
+    bits a weight and a scale a row (``.q8``: made fp32 again on unpacking, its numbers off in the third
+    digit), MNIST's first 10,000 training digits (``smoke`` reads 2,000); else the file itself."""
+    import gzip
+
+    import numpy as np
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    if path.suffix == ".safetensors":
+        small = {}
+        for k, t in load_file(path).items():
+            if t.dim() == 2 and t.is_floating_point():
+                scale = t.abs().amax(1, keepdim=True).clamp_min(1e-12) / 127
+                small[f"{k}.q8"], small[f"{k}.scale"] = (t / scale).round().to(torch.int8), scale
+            else:
+                small[k] = t
+        save_file(small, out.with_name(out.name + ".q8"))
+        return out.with_name(out.name + ".q8")
+    if path.name.startswith("train-") and "idx" in path.name and "fashion" not in str(path):
+        raw = gzip.decompress(path.read_bytes())
+        ndim = raw[3]
+        shape = np.frombuffer(raw, ">i4", ndim, 4).copy()
+        item = int(np.prod(shape[1:]))
+        shape[0] = min(shape[0], 10_000)
+        out.write_bytes(
+            gzip.compress(raw[:4] + shape.astype(">i4").tobytes() + raw[4 + 4 * ndim :][: shape[0] * item])
         )
+        return out
+    return path
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _unslim(mirror: Path) -> None:
+    """Make the ``.q8`` files of a pack's mirror full-size again, and list them in its SHA256SUMS."""
+    from safetensors.torch import load_file, save_file
+
+    for q8 in mirror.rglob("*.q8"):
+        state = load_file(q8)
+        full = {k[:-3]: t.float() * state[f"{k[:-3]}.scale"] for k, t in state.items() if k.endswith(".q8")}
+        full.update({k: t for k, t in state.items() if not k.endswith((".q8", ".scale"))})
+        save_file(full, q8.with_suffix(""))
+        with open(mirror / "SHA256SUMS", "a") as sums:
+            sums.write(f"{_sha256(q8.with_suffix(''))}  {q8.with_suffix('').relative_to(mirror)}\n")
 
 
 def _dataset(fname: str) -> str | None:
@@ -210,6 +238,7 @@ def from_pack(source: Path, only: list[str], timeout: int, quick: bool, record: 
     work = Path(tempfile.mkdtemp(prefix="gpu-notebooks-"))
     with tarfile.open(source) as tar:
         tar.extractall(work, filter="data")
+    _unslim(work / "mirror")
     site = []
     try:
         import nbclient  # noqa: F401
@@ -265,9 +294,11 @@ def main() -> None:
     elif args.source:
         sys.exit(from_pack(args.source, args.chapters, args.cell_timeout, args.quick, args.record))
     elif args.record:
-        mirror = os.environ.get("FROMSCRATCH_MIRROR")
-        with tempfile.TemporaryDirectory() as tmp:
-            env = kernel_env(Path(tmp) / "cache", Path(mirror) if mirror else None, args.profile)
+        mirror, cache = os.environ.get("FROMSCRATCH_MIRROR"), os.environ.get("FROMSCRATCH_DATA")
+        with tempfile.TemporaryDirectory() as tmp:  # the data cache, if set: no run resumes in this mode
+            env = kernel_env(
+                Path(cache or Path(tmp) / "cache"), Path(mirror) if mirror else None, args.profile
+            )
             env.update(FROMSCRATCH_RECORD=str(args.record.resolve()), FROMSCRATCH_RECORD_ONLY="1")
             run_all(chapters(args.chapters), env, Path(tmp), args.cell_timeout, keep_going=True)
     else:

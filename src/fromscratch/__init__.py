@@ -25,4 +25,5 @@ def __getattr__(name: str):
         return getattr(fromscratch.chapters, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
+
 __all__ = ["Profile", "profile", "setup", "__version__"]

@@ -103,8 +103,7 @@ def train(
     device = torch.device(device)
     schedule = _schedule(config, batches)  # warm-up, then decay to 0 at the run's last step or second
     record = RunRecord(model, batches, loss_fn, config, device, steps=schedule.total_steps)  # if asked
-    if record.only:  # $FROMSCRATCH_RECORD_ONLY: one step, recorded; no evaluation, no checkpoint
-        config, evaluate = record.one_step(config), None
+    config, evaluate = record.adjusted(config, evaluate)  # record-only: one step, no evaluation or checkpoint
     net = _place(model, device)  # what loss_fn sees: the model, or its DDP wrapper under torchrun
     optimizer, scheduler = _optimizer(model, config, schedule, fused=device.type == "cuda")
     precision = choose_precision(device, config.precision)  # autocast dtype; a loss scaler exactly for fp16
@@ -143,9 +142,9 @@ def train(
             if save_due:
                 _save(run, config)
     watch.read_back()
-    record.write(run.step, precision.name)
     if not _evaluated_last(run):
         _evaluate(run, evaluate, precision, device)
+    record.write(run.step, precision.name)  # $FROMSCRATCH_RECORD: what this run trained, how fast
     _save(run, config)
     distributed.barrier()  # no rank returns (and reads the checkpoint) before rank 0 has written it
     run.history.skipped = watch.skipped_steps()

@@ -184,6 +184,7 @@ class RunRecord:
         self.on, self.only = recording() is not None, record_only()
         self.device = torch.device(device)
         self.entry: dict[str, Any] = {}
+        self.evaluate_seconds: list[float] = []  # each evaluation's, while recording
         if not self.on:
             return
         try:  # the longest batch the source shows cheaply, leaving every random generator as it was
@@ -203,11 +204,26 @@ class RunRecord:
             **plan,
         }
 
-    def one_step(self, config: Any) -> Any:
-        """``config`` for a run that only records: no evaluation, no checkpoint, no resuming."""
-        return dataclasses.replace(
-            config, eval_every=None, checkpoint=None, checkpoint_every=None, resume=False
-        )
+    def adjusted(self, config: Any, evaluate: Callable | None) -> tuple[Any, Callable | None]:
+        """What ``train`` runs: under ``$FROMSCRATCH_RECORD_ONLY`` one step with no evaluation, checkpoint
+        or resuming; while recording, ``evaluate`` timed (the evaluations a run plans cost time too)."""
+        if self.only:
+            config = dataclasses.replace(config, eval_every=None, checkpoint=None, checkpoint_every=None)
+            return dataclasses.replace(config, resume=False), None
+        if not self.on or evaluate is None:
+            return config, evaluate
+        steps, every = self.entry.get("steps"), config.eval_every
+        self.entry["evaluations"] = ((steps - 1) // every if steps and every else 0) + 1  # and the last
+
+        def timed_evaluate(model: nn.Module) -> dict[str, float]:
+            _sync(self.device)
+            started = time.perf_counter()
+            metrics = evaluate(model)
+            _sync(self.device)
+            self.evaluate_seconds.append(time.perf_counter() - started)
+            return metrics
+
+        return config, timed_evaluate
 
     def begin(self, step: int) -> None:
         """Before the first step: the clock starts once the device is idle."""
@@ -225,7 +241,9 @@ class RunRecord:
             return
         _sync(self.device)
         steps = step - self.first
-        seconds = time.perf_counter() - self.started
+        seconds = time.perf_counter() - self.started - sum(self.evaluate_seconds)  # the steps' alone
+        if self.evaluate_seconds:
+            self.entry["evaluate_s"] = sum(self.evaluate_seconds) / len(self.evaluate_seconds)
         from fromscratch.training.precision import device_name
 
         timing = {"steps_timed": steps, "step_ms": 1000 * seconds / steps if steps else None}

@@ -172,7 +172,7 @@ class Following:
     stopped: float  # ended the turn with <|im_end|> within the token budget
     named: float  # wrote the requested name
     thing: float  # wrote the requested thing
-    both: float  # both, and stopped
+    both: float  # both the name and the thing
 
 
 def follows(replies: Sequence[tuple[str, bool]], pairs: Sequence[tuple[str, str]]) -> Following:
@@ -180,7 +180,7 @@ def follows(replies: Sequence[tuple[str, bool]], pairs: Sequence[tuple[str, str]
     named = [name in text for (text, _), (name, _) in zip(replies, pairs, strict=True)]
     thing = [re.search(rf"\b{t}", text) is not None for (text, _), (_, t) in zip(replies, pairs, strict=True)]
     stopped = [s for _, s in replies]
-    both = [a and b and s for a, b, s in zip(named, thing, stopped, strict=True)]
+    both = [a and b for a, b in zip(named, thing, strict=True)]
     n = len(replies)
     return Following(n, sum(stopped) / n, sum(named) / n, sum(thing) / n, sum(both) / n)
 

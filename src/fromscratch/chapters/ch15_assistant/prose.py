@@ -45,20 +45,22 @@ def greedy(identical: Sequence[bool], tokens: int) -> str:
 
 def base_chat(before: Following, after: Following, loss: tuple[float, float], size) -> str:
     """15.3: what full SFT did to stories260K on held-out requests (``size``: the chapter's ``ChatRun``)."""
-    steps = size.base_train.steps
-    better = after.both - before.both > 2 * v.binomial_se(0.5, after.n)
+    noise = 2 * v.binomial_se(0.5, after.n)
+    stops, answers = after.stopped - before.stopped > noise, after.both - before.both > noise
+    if stops and answers:
+        verdict = "It learned the format: where a reply starts, what it answers, and where it stops."
+    elif answers:
+        verdict = "It learned what to answer, not yet where to stop."
+    elif stops:
+        verdict = "It learned where to stop, not yet what to answer."
+    else:
+        verdict = "Neither share moved beyond the noise of so few requests (one run)."
     return (
         f"On {v.plural(after.n, 'held-out request')} the base model ended its turn with `<|im_end|>` in "
-        f"{before.stopped:.0%} of its replies and wrote both the name and the thing asked for in "
-        f"{before.both:.0%}; after {v.plural(steps, 'step')} of SFT, {after.stopped:.0%} and "
-        f"{after.both:.0%}. "
-        f"The loss on the held-out answers went from {loss[0]:.2f} to {loss[1]:.2f} nats a token. "
-        + (
-            "The model learned the format: where a reply starts, what it answers, where it stops."
-            if better
-            else "Here the replies did not become more to the point beyond the noise of so few requests "
-            "(one run)."
-        )
+        f"{before.stopped:.0%} of its replies and named both the person and the thing asked for in "
+        f"{before.both:.0%}; after {v.plural(size.base_train.steps, 'step')} of SFT, {after.stopped:.0%} and "
+        f"{after.both:.0%}. The loss on the held-out answers went from {loss[0]:.2f} to {loss[1]:.2f} nats "
+        f"a token. {verdict}"
     )
 
 
@@ -130,13 +132,14 @@ def few_shot(arms: Sequence[Arm], zero: Arm, shots: int) -> str:
     else:
         towards = "towards" if ends_p > ends_n else "away from"
         pull = f"the last example's label pulls the answer {towards} `positive`"
-    return (
+    text = (
         f"Half of the test reviews are positive. Asked with no example, the model answered `positive` to "
         f"{zero.said_positive:.0%} of them; after {shots} examples ending with a positive one, to "
         f"{ends_p:.0%}, "
         f"and after the same examples ending with a negative one, to {ends_n:.0%}: {pull} "
         f"({v.plural(draws, 'draw')} of examples each)."
     )
+    return text
 
 
 def imdb(arms: Sequence[Arm], size) -> str:
@@ -147,6 +150,17 @@ def imdb(arms: Sequence[Arm], size) -> str:
     shots = [a for a in arms if a.n == size.shots and "-shot" in a.name and "calibrated" not in a.name]
     last = [a for a in arms if a.n == largest and "-shot" not in a.name and a is not arms[0]]
     text = few_shot(shots, arms[0], size.shots)
+    calibrated = next((a for a in arms if a.name == "zero-shot, calibrated"), None)
+    if calibrated is not None:
+        text += (
+            " "
+            + difference(
+                "Calibrated, zero-shot",
+                paired_bootstrap(calibrated.correct, arms[0].correct),
+                "the plain prompt",
+            )
+            + "."
+        )
     if not last:
         return text
     best = max(last, key=lambda a: a.accuracy)
