@@ -99,7 +99,9 @@ def test_missing_data_offline_raises_the_registry_error(empty_data_env, monkeypa
     def offline(*args, **kwargs):
         raise ConnectionError("no network")
 
-    monkeypatch.setattr(m30k.pooch, "retrieve", offline)
+    import pooch  # the loader imports it where it downloads
+
+    monkeypatch.setattr(pooch, "retrieve", offline)
     with pytest.raises(DataError, match="FROMSCRATCH_MIRROR"):
         load_multi30k()
 

@@ -100,9 +100,7 @@ def test_exercises_follow_the_learner_cell_pattern(path):
             )
             assert cell.metadata.get("cellView") == "form", f"{where}: solutions are collapsed in Colab"
         last = code[-1]
-        assert "checks." in last.source and nbclean.CHECK_MARK in last.source, (
-            f"{where}: unchecked solution"
-        )
+        assert "checks." in last.source and nbclean.CHECK_MARK in last.source, f"{where}: unchecked solution"
         assert "✓" in output_text(last) and "✗" not in output_text(last), f"{where}: the solution must pass"
 
 

@@ -139,3 +139,19 @@ def test_a_loss_defined_elsewhere_is_named_by_module(recording):
     assert records(recording)[0]["loss"].endswith(
         "test_a_loss_defined_elsewhere_is_named_by_module.<locals>.local_loss"
     )
+
+
+class Pooled(Tied):
+    def __init__(self) -> None:
+        super().__init__()
+        self.pool = torch.ones(2**19)  # 2 MiB, not a parameter or a buffer
+
+
+def test_a_big_tensor_attribute_travels_as_its_shape_alone():
+    """A dropout's drawn pool (chapter 10's PoolDropout: 32 MiB a layer) is not data to record."""
+    from fromscratch.training.record import model_structure
+
+    about = model_structure(Pooled())
+    assert len(about["pickle"]) < 2**16
+    again = torch.load(io.BytesIO(base64.b64decode(about["pickle"])), weights_only=False)
+    assert again.pool.device.type == "meta" and again.pool.shape == (2**19,)

@@ -44,7 +44,7 @@ def bits_per_byte(
     data: torch.Tensor,
     *,
     context: int,
-    batch_size: int = 32,
+    batch_size: int = 128,
     device: torch.device | str | None = None,
     stride: int | None = None,
     max_bytes: int | None = None,
@@ -77,7 +77,8 @@ def bits_per_byte(
         device = next(iter(model.parameters())).device if isinstance(model, torch.nn.Module) else "cpu"
     length = min(context, len(data) - 1)
     positions = torch.arange(length + 1)  # (t + 1,)
-    total_nats, count = 0.0, 0
+    total_nats = torch.zeros((), dtype=torch.float64, device=device)  # summed on the device: no read-back
+    count = 0
     with evaluating(model):
         for first in range(0, len(windows), batch_size):
             starts, scored = (
@@ -89,10 +90,10 @@ def bits_per_byte(
                 logits.float().transpose(1, 2), chunk[:, 1:], reduction="none"
             )  # (b, t) nats
             keep = positions[None, :-1] >= (length - scored)[:, None]  # (b, t): the last `scored` positions
-            total_nats += nll[keep.to(device)].double().sum().item()
+            total_nats += nll[keep.to(device)].double().sum()
             count += int(keep.sum())
     assert count == len(data) - 1, "every byte but the first must be scored exactly once"
-    return total_nats / count / math.log(2)
+    return total_nats.item() / count / math.log(2)  # the one read-back
 
 
 __all__ = ["bits_per_byte", "scoring_windows"]

@@ -13,7 +13,8 @@ AdamW runs as one fused kernel on CUDA. And under fp16 the loss scaler decides o
 skip a step: an inf or NaN loss makes the gradients NaN, the scaler skips every step whose gradients
 hold an inf or NaN (it halves its scale instead), and AdamW's own count of steps tells afterwards how
 many were skipped. Only :data:`NONFINITE_IN_A_ROW` inf or NaN losses in a row end an fp16 run; in fp32
-and bf16 (no scaler) the first one ends it.
+and bf16 (no scaler) the first one does, at the next read-back (the error names its step), and before
+any checkpoint is written.
 
 Inside a ``torchrun`` job (chapter 12) the model is wrapped for data parallelism; only rank 0 shows a
 bar, evaluates and writes checkpoints, and the loss shown is the mean over ranks (each rank reads its

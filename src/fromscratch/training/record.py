@@ -108,7 +108,8 @@ def describe_batch(batch: Any) -> dict[str, Any]:
 def model_structure(model: nn.Module) -> dict[str, Any]:
     """The model without its weights: its class, parameter counts and either its config (when
     ``Class(config)`` builds the same parameters again) or a copy of it on the ``meta`` device, pickled
-    (base64; small buffers keep their values), with each weight's mean and spread, to draw it again."""
+    (base64; small buffers and tensors keep their values), with each weight's mean and spread, to draw
+    it again."""
     cls = type(model)
     shapes = [(name, p.shape, p.requires_grad) for name, p in model.named_parameters()]
     about: dict[str, Any] = {
@@ -128,7 +129,9 @@ def model_structure(model: nn.Module) -> dict[str, Any]:
             for p in params.values()
         ]
         about["init"] = dict(zip(params, torch.stack(spread).tolist(), strict=True))  # one read-back
-    big = [b for b in model.buffers() if b.numel() * b.element_size() > 2**20]
+    # big buffers and big plain tensor attributes (a dropout's drawn pool) travel as shapes alone
+    tensors = itertools.chain(model.buffers(), (v for m in model.modules() for v in vars(m).values()))
+    big = [t for t in tensors if isinstance(t, torch.Tensor) and t.nbytes > 2**20]
     on_meta = {id(t): _on_meta(t) for t in itertools.chain(model.parameters(), big)}
     try:
         buffer = io.BytesIO()
