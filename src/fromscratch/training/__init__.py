@@ -1,6 +1,7 @@
 """Training (chapters 01, 06, 07, 12): the one loop and what it needs.
 
 - :mod:`~fromscratch.training.loop`: ``train(model, batches, loss_fn, config)`` and ``TrainConfig``;
+- :mod:`~fromscratch.training.watch`: the losses read back from the device and checked, the progress bar;
 - :mod:`~fromscratch.training.schedule`: warm-up and decay, by steps or by seconds;
 - :mod:`~fromscratch.training.batches`: moving a batch to the device, its size, the longest batch;
 - :mod:`~fromscratch.training.history`: the losses and evaluations of a run, and their plot;

@@ -12,9 +12,9 @@ next steps while the GPU computes this one (a read-back waits for the GPU to fin
 AdamW runs as one fused kernel on CUDA. And under fp16 the loss scaler decides on the GPU whether to
 skip a step: an inf or NaN loss makes the gradients NaN, the scaler skips every step whose gradients
 hold an inf or NaN (it halves its scale instead), and AdamW's own count of steps tells afterwards how
-many were skipped. Only :data:`NONFINITE_IN_A_ROW` inf or NaN losses in a row end an fp16 run; in fp32
-and bf16 (no scaler) the first one does, at the next read-back (the error names its step), and before
-any checkpoint is written.
+many were skipped. Only :data:`~fromscratch.training.watch.NONFINITE_IN_A_ROW` inf or NaN losses in a
+row end an fp16 run; in fp32 and bf16 (no scaler) the first one does, at the next read-back (the error
+names its step), and before any checkpoint is written.
 
 Inside a ``torchrun`` job (chapter 12) the model is wrapped for data parallelism; only rank 0 shows a
 bar, evaluates and writes checkpoints, and the loss shown is the mean over ranks (each rank reads its
@@ -54,10 +54,10 @@ from fromscratch.training.precision import Precision, choose_precision
 from fromscratch.training.record import RunRecord
 from fromscratch.training.resume import Batches, RunState
 from fromscratch.training.schedule import Schedule
+from fromscratch.training.watch import Progress, Watch, skipped_if_not_finite
 from fromscratch.utils import evaluating
 
 READ_EVERY = 10  # steps between read-backs of the loss (and at evaluations, checkpoints and the end)
-NONFINITE_IN_A_ROW = 20  # under fp16, this many inf or NaN losses in a row end the run
 
 
 @dataclass
@@ -110,10 +110,10 @@ def train(
     precision = choose_precision(device, config.precision)  # autocast dtype; a loss scaler exactly for fp16
     run = RunState(model, optimizer, scheduler, schedule, precision.grad_scaler(device), batches)
     run.start(config.checkpoint if config.resume else None)  # or go on from the checkpoint, if it exists
-    watch = _Watch(run, config)
+    watch = Watch(run, config.lr, config.warmup_steps)
     model.train()
     record.begin(run.step)
-    with _Progress(run, config) as progress, _out_of_memory_explained(device, run):
+    with Progress(run, config.progress) as progress, _out_of_memory_explained(device, run):
         while not schedule.finished(run.step) and not record.enough(run.step):
             started = time.perf_counter()
             optimizer.zero_grad(set_to_none=True)
@@ -123,7 +123,7 @@ def train(
                 with distributed.no_sync(net, micro < config.accumulate - 1):  # all-reduce after the last
                     with precision.autocast(device):  # the forward pass only
                         part = loss_fn(net, batch) / config.accumulate
-                    run.scaler.scale(_skipped_if_not_finite(part, run.scaler)).backward()
+                    run.scaler.scale(skipped_if_not_finite(part, run.scaler)).backward()
                 loss = loss + part.detach().float()  # stays on the GPU: nothing waits for it here
             _update(run, config.grad_clip)
             run.history.add(run.step + 1, distributed.mean_over_ranks(loss), scheduler.get_last_lr()[0])
@@ -215,19 +215,10 @@ def _optimizer(
     return optimizer, torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: schedule(s))
 
 
-def _skipped_if_not_finite(part: torch.Tensor, scaler: torch.amp.GradScaler) -> torch.Tensor:
-    """Under fp16, a loss whose inf or NaN gradients the scaler will find: times 1 when it is finite (the
-    same gradients), times NaN when not (every gradient NaN, so the scaler skips the step). Decided on
-    the GPU, without waiting for it. Without a scaler (fp32, bf16), the loss itself."""
-    if not scaler.is_enabled():
-        return part
-    return part * torch.where(torch.isfinite(part), 1.0, torch.nan)
-
-
 def _update(run: RunState, grad_clip: float | None) -> None:
     """The optimiser step, through the loss scaler (fp16; a pass-through otherwise), after clipping the
     gradients' norm. Under fp16 the scaler skips a step whose gradients hold an inf or NaN and halves
-    its scale; AdamW's count of steps then stays where it was (:func:`_updates`)."""
+    its scale; AdamW's count of steps then stays where it was (:mod:`fromscratch.training.watch`)."""
     if grad_clip is not None:
         run.scaler.unscale_(run.optimizer)
         nn.utils.clip_grad_norm_(run.model.parameters(), grad_clip)
@@ -244,57 +235,6 @@ def _next_learning_rate(scheduler: torch.optim.lr_scheduler.LRScheduler) -> None
 
 def _every(interval: int | None, step: int) -> bool:
     return interval is not None and step % interval == 0  # never for None
-
-
-class _Watch:
-    """The losses read back from the GPU, checked: a run ends at the first inf or NaN loss in fp32 and
-    bf16, at the :data:`NONFINITE_IN_A_ROW`-th in a row under fp16 (the scaler skipped each of those
-    steps). A resumed run's history is read again, so a row of them goes on counting."""
-
-    def __init__(self, run: RunState, config: TrainConfig) -> None:
-        self.run, self.config = run, config
-        self.limit = NONFINITE_IN_A_ROW if run.scaler.is_enabled() else 1
-        self.seen = self.in_a_row = 0  # rows of the history checked; non-finite losses in a row
-        self.skipped: int | None = None  # steps the fp16 scaler skipped, as of the last read-back
-
-    def read_back(self) -> list[float]:
-        """The losses of the steps since the last read-back, and under fp16 the steps skipped so far, in
-        one transfer (it waits for the GPU to finish every step queued)."""
-        updates = _updates(self.run.optimizer) if self.run.scaler.is_enabled() else []
-        for count in self.run.history.read_back(*updates):
-            self.skipped = self.run.step - int(count)
-        rows = self.run.history.rows[self.seen :]
-        self.seen += len(rows)
-        for row in rows:
-            if "loss" in row:
-                self.in_a_row = 0 if math.isfinite(row["loss"]) else self.in_a_row + 1
-                if self.in_a_row >= self.limit:
-                    raise self.error(row["loss"], row["step"])
-        return [row["loss"] for row in rows if "loss" in row]
-
-    def skipped_steps(self) -> int:
-        """The steps the fp16 scaler skipped in the whole run (0 without a scaler)."""
-        if not self.run.scaler.is_enabled():
-            return 0
-        if self.skipped is None:  # no step taken here: a finished run, resumed
-            self.skipped = self.run.step - sum(int(count) for count in _updates(self.run.optimizer))
-        return self.skipped
-
-    def error(self, loss: float, step: int) -> FloatingPointError:
-        """The error that ends the run; it names the learning rate and warm-up to change."""
-        fp16 = f" ({self.limit} in a row under fp16, each step skipped)" if self.limit > 1 else ""
-        fp32 = ", or train in fp32 (TrainConfig(precision='fp32'))" if self.limit > 1 else ""
-        return FloatingPointError(
-            f"The loss became {loss} at step {step}{fp16}; lower the learning rate (now {self.config.lr}) "
-            f"or raise the warm-up (now {self.config.warmup_steps} steps){fp32}."
-        )
-
-
-def _updates(optimizer: torch.optim.Optimizer) -> list[torch.Tensor]:
-    """AdamW's count of its updates, a tensor on the GPU under ``fused`` ([] before the first): a step
-    the fp16 scaler skipped leaves it where it was, so the steps taken less this are the steps skipped."""
-    counts = [state["step"] for state in optimizer.state.values() if "step" in state]
-    return [torch.stack(counts).max()] if counts else []
 
 
 @contextlib.contextmanager
@@ -343,51 +283,4 @@ def _save(run: RunState, config: TrainConfig) -> None:
         save_checkpoint(config.checkpoint, run.state_dict(config))
 
 
-class _Progress:
-    """The progress bar (rank 0 only): steps, or seconds with a time budget; the smoothed loss, the
-    learning rate, and the steps fp16 skipped, if any. The loss shown changes at each read-back."""
-
-    TIME_BAR = "{desc}: {percentage:3.0f}%|{bar}| {n:.0f}/{total:.0f} s [{elapsed}<{remaining}{postfix}]"
-
-    def __init__(self, run: RunState, config: TrainConfig) -> None:
-        self.run, self.smoothed, self.bar = run, None, None
-        self.by_time = run.schedule.total_steps is None  # the bar counts seconds, not steps
-        if config.progress and distributed.is_main():
-            from tqdm.auto import tqdm  # only here: train(..., progress=False) runs without tqdm
-
-            self.bar = tqdm(
-                total=run.schedule.bar_total,
-                initial=run.schedule.elapsed if self.by_time else run.step,
-                desc="training",
-                unit="step",
-                bar_format=self.TIME_BAR if self.by_time else None,
-            )
-
-    def show(self, losses: list[float], skipped: int) -> None:
-        """Show the losses just read back (a skipped step's inf or NaN stays out of the mean)."""
-        if self.bar is None:
-            return
-        for loss in filter(math.isfinite, losses):
-            self.smoothed = loss if self.smoothed is None else 0.95 * self.smoothed + 0.05 * loss
-        shown = {
-            "loss": "nan" if self.smoothed is None else f"{self.smoothed:.4f}",
-            "lr": f"{self.run.scheduler.get_last_lr()[0]:.2e}",
-            **({"step": self.run.step} if self.by_time else {}),
-            **({"skipped": skipped} if skipped else {}),
-        }
-        self.bar.set_postfix(shown, refresh=False)
-
-    def advance(self, seconds: float) -> None:
-        """One step more, which lasted ``seconds``."""
-        if self.bar is not None:
-            self.bar.update(min(seconds, self.bar.total - self.bar.n) if self.by_time else 1)
-
-    def __enter__(self) -> _Progress:
-        return self
-
-    def __exit__(self, *error: object) -> None:
-        if self.bar is not None:
-            self.bar.close()  # also when the run ends with an error
-
-
-__all__ = ["NONFINITE_IN_A_ROW", "READ_EVERY", "TrainConfig", "train"]
+__all__ = ["READ_EVERY", "TrainConfig", "train"]
