@@ -16,6 +16,8 @@ Shape legend: ``b`` batch, ``t`` length, ``e`` embedding, ``h`` heads, ``V`` voc
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+
 import torch
 import torch.utils.checkpoint
 from torch import Tensor, nn
@@ -24,7 +26,7 @@ from fromscratch.attention.core import SelfAttention
 from fromscratch.attention.positions import PositionEmbedding, PositionEncoding, check_length
 from fromscratch.blocks.feedforward import FeedForward
 
-__all__ = ["TransformerBlock", "TransformerStack"]
+__all__ = ["StackConfig", "TransformerBlock", "TransformerStack"]
 
 
 class TransformerBlock(nn.Module):
@@ -75,47 +77,56 @@ class TransformerBlock(nn.Module):
         return x + self.dropout(self.ff(self.norm2(x)))  # (b, t, e)
 
 
+@dataclass(frozen=True)
+class StackConfig:
+    """Sizes and options of a :class:`TransformerStack`; the defaults are the blog's."""
+
+    vocab_size: int  # V: token ids are 0..V-1
+    emb: int  # e: embedding width
+    heads: int  # h: attention heads per block
+    depth: int  # number of blocks
+    max_len: int  # longest input, and the number of position vectors
+    positions: str | None = "learned"  # "learned" (the blog), "sinusoidal" (Vaswani et al.) or None
+    ff_mult: int = 4  # feed-forward hidden width = ff_mult * e
+    dropout: float = 0.0  # after the embeddings and each sub-layer
+    norm: str = "post"  # "post" (the blog) or "pre" (then a final LayerNorm ends the stack)
+    causal: bool = False  # each position sees only itself and earlier ones (ch. 07)
+    checkpoint: bool = False  # recompute each block in the backward pass: less memory (ch. 12)
+
+    def __post_init__(self) -> None:
+        if self.positions not in ("learned", "sinusoidal", None):
+            raise ValueError(f"positions must be 'learned', 'sinusoidal' or None; got {self.positions!r}.")
+
+
 class TransformerStack(nn.Module):
     """Token embedding + positions + ``depth`` blocks: ids ``(b, t)`` -> vectors ``(b, t, e)`` (ch. 05).
 
-    ``positions``: ``"learned"`` (the blog), ``"sinusoidal"`` or None (a non-causal stack is then
-    permutation equivariant). With ``norm="pre"`` a final LayerNorm follows the last block.
-    ``checkpoint=True`` (chapter 12): while training, each block keeps only its input and runs again
+    ``TransformerStack(config, **fields)`` or ``TransformerStack(vocab_size=..., emb=..., heads=...,
+    depth=..., max_len=...)``: keyword arguments replace fields of ``config`` (a :class:`StackConfig`).
+    Without positions (``positions=None``) a non-causal stack is permutation equivariant. With
+    ``checkpoint=True`` (chapter 12), while training, each block keeps only its input and runs again
     in the backward pass (``torch.utils.checkpoint``): the same gradients, less memory.
     """
 
-    def __init__(
-        self,
-        *,
-        vocab_size: int,
-        emb: int,
-        heads: int,
-        depth: int,
-        max_len: int,
-        positions: str | None = "learned",
-        ff_mult: int = 4,
-        dropout: float = 0.0,
-        norm: str = "post",
-        causal: bool = False,
-        checkpoint: bool = False,
-    ) -> None:
+    def __init__(self, config: StackConfig | None = None, **fields) -> None:
         super().__init__()
-        self.max_len, self.checkpoint = max_len, checkpoint
-        self.token_embedding = nn.Embedding(vocab_size, emb)
-        if positions == "learned":
-            self.positions = PositionEmbedding(max_len, emb)
-        elif positions == "sinusoidal":
-            self.positions = PositionEncoding(max_len, emb)
-        elif positions is None:
-            self.positions = None
+        self.config = c = replace(config, **fields) if config is not None else StackConfig(**fields)
+        self.max_len, self.checkpoint = c.max_len, c.checkpoint
+        self.token_embedding = nn.Embedding(c.vocab_size, c.emb)
+        if c.positions == "learned":
+            self.positions = PositionEmbedding(c.max_len, c.emb)
+        elif c.positions == "sinusoidal":
+            self.positions = PositionEncoding(c.max_len, c.emb)
         else:
-            raise ValueError(f"positions must be 'learned', 'sinusoidal' or None; got {positions!r}.")
-        self.dropout = nn.Dropout(dropout)
+            self.positions = None
+        self.dropout = nn.Dropout(c.dropout)
         self.blocks = nn.ModuleList(
-            TransformerBlock(emb, heads, ff_mult=ff_mult, dropout=dropout, norm=norm, causal=causal)
-            for _ in range(depth)
+            TransformerBlock(
+                c.emb, c.heads, ff_mult=c.ff_mult, dropout=c.dropout, norm=c.norm, causal=c.causal
+            )
+            for _ in range(c.depth)
         )
-        self.final_norm = nn.LayerNorm(emb) if norm == "pre" else nn.Identity()
+        self.final_norm = nn.LayerNorm(c.emb) if c.norm == "pre" else nn.Identity()
 
     def forward(
         self,
