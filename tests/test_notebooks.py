@@ -33,7 +33,11 @@ def test_committed_without_outputs(path):
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_setup_cell_installs_from_the_book_repository(path):
-    first = code_cells(path)[0].source
+    cell = code_cells(path)[0]
+    first = cell.source
+    assert not set(cell.metadata.get("tags", [])) & {"hide-input", "remove-input", "remove-cell"}, (
+        "the setup cell is shown: the reader sees where `device` and `prof` come from"
+    )
     assert f"git+{REPO_URL}" in first and "fromscratch @" in first, (
         f"the setup cell must install from {REPO_URL} (_config.yml)"
     )

@@ -166,20 +166,8 @@ def problems(nb) -> list[str]:
     return found
 
 
-def collapse_setup_cell(nb) -> None:
-    """Tag the setup cell (the first code cell, calling ``fromscratch.setup(``) ``hide-input``: the book shows
-    it collapsed (readers don't need it; learners in Colab, where the tag does nothing, do)."""
-    setup = next((c for c in nb.cells if c.cell_type == "code"), None)
-    if setup is not None and "fromscratch.setup(" in setup.source:
-        tags = setup.metadata.setdefault("tags", [])
-        if "hide-input" not in tags:
-            tags.append("hide-input")
-
-
 def clean(nb) -> None:
-    """Bring ``nb`` to its committed form in place: strip outputs (but checked ones), counts and timings;
-    collapse the setup cell in the book."""
-    collapse_setup_cell(nb)
+    """Bring ``nb`` to its committed form in place: strip outputs (but checked ones), counts and timings."""
     for key in TIMING_KEYS:
         nb.metadata.pop(key, None)
     for cell in nb.cells:
