@@ -11,7 +11,6 @@ import torch.nn.functional as F
 
 from fromscratch.attention.flash import (
     Partial,
-    attention_cost,
     flash_attention,
     flash_backward,
     flash_forward,
@@ -19,6 +18,7 @@ from fromscratch.attention.flash import (
     online_softmax,
     tile_partial,
 )
+from fromscratch.attention.flash_cost import attention_cost
 from fromscratch.chapters.ch16_flash_attention.pipeline import naive_attention
 
 TOL = 1e-10  # float64: the tiles only change the order of the additions

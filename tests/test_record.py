@@ -1,6 +1,6 @@
-"""The record mode of ``train`` and ``timed`` (issue 41): what the GPU plan is built from.
+"""The record mode of ``train`` (issue 41): what the GPU plan is built from.
 
-``FROMSCRATCH_RECORD=file`` appends one JSON line per ``train`` call and per ``timed`` block;
+``FROMSCRATCH_RECORD=file`` appends one JSON line per ``train`` call;
 ``FROMSCRATCH_RECORD_ONLY=1`` makes ``train`` record after one step and return.
 """
 
@@ -17,7 +17,7 @@ from torch import nn
 
 from fromscratch.training import TrainConfig, train
 from fromscratch.training.losses import next_token_loss
-from fromscratch.training.record import describe_batch, timed
+from fromscratch.training.record import describe_batch
 
 
 class Tied(nn.Module):
@@ -98,20 +98,7 @@ def test_nothing_is_recorded_without_the_variable(tmp_path, monkeypatch):
     monkeypatch.setenv("FROMSCRATCH_RECORD_ONLY", "1")  # without a record file: no effect
     history = train(Tied(), batches(), next_token_loss, TrainConfig(steps=3, progress=False))
     assert len(history.series("loss")[0]) == 3
-    with timed("nothing"):
-        pass
     assert not list(tmp_path.iterdir())
-
-
-def test_timed_records_seconds_and_the_outermost_model_calls(recording):
-    model, inner = Tied(), nn.Linear(8, 8)
-    with timed("07 evaluation and sampling"):
-        for _ in range(3):
-            model(torch.zeros(2, 4, dtype=torch.long))  # its embedding and linear layers are not counted
-        inner(torch.zeros(1, 8))
-    [entry] = records(recording)
-    assert entry["kind"] == "cell" and entry["name"] == "07 evaluation and sampling"
-    assert entry["calls"] == {"Tied": 3, "Linear": 1} and entry["seconds"] >= 0
 
 
 def test_a_batch_is_described_without_its_data():

@@ -107,9 +107,6 @@ def cells(records: list[dict[str, Any]], found: list[dict[str, Any]]) -> dict[st
             part, most = max(cell["parts"].items(), key=lambda kv: kv[1]["unit_ms"] * kv[1]["units"])
             what = f"most in {part} ({most['unit_ms']:.1f} ms x {most['units']:,.0f})"
             heavy[f"{cell['chapter']} {cell['cell']}"] = (cell["chapter"], cell["seconds_at_gpu_size"], what)
-    for r in (r for r in records if r.get("kind") == "cell" and r.get("device") == "cuda"):
-        calls = ", ".join(f"{cls} x {k:,}" for cls, k in r["calls"].items())
-        heavy[r["name"]] = (r["chapter"][:2], r["seconds"], f"model calls: {calls}")
     return heavy
 
 

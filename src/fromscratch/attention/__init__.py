@@ -12,7 +12,10 @@
 - :mod:`~fromscratch.attention.cache`: the caller-owned ``KVCache`` (ch. 11);
 - :mod:`~fromscratch.attention.sparse`: Child et al.'s strided and fixed patterns (ch. 11);
 - :mod:`~fromscratch.attention.grouped`: grouped-query heads' sharing, written out (ch. 14);
-- :mod:`~fromscratch.attention.patches`: ``patchify``, ``unpatchify``: images cut into patch tokens (ch. 13).
+- :mod:`~fromscratch.attention.patches`: ``patchify``, ``unpatchify``: images cut into patch tokens (ch. 13);
+- :mod:`~fromscratch.attention.flash`: FlashAttention's tiles, forward and backward, in PyTorch;
+  :mod:`~fromscratch.attention.flash_cost`: their FLOPs and bytes counted; ``flash_triton``: the same
+  loops as a Triton kernel (ch. 16).
 
 Imports nothing from the rest of the package.
 """

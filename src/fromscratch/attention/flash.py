@@ -17,8 +17,7 @@ Three ideas, smallest first:
 :func:`flash_attention` puts them together as a ``torch.autograd.Function``; :func:`flash_forward`
 and :func:`flash_backward` are its two loops over tiles, written plainly (Python loops: the lesson,
 not the speed; the Triton kernel of the same loops is :mod:`~fromscratch.attention.flash_triton`).
-:func:`attention_cost` counts the FLOPs and the bytes moved, per tile and in total, against naive
-attention.
+:mod:`~fromscratch.attention.flash_cost` counts their FLOPs and bytes moved against naive attention.
 
 Shapes: ``q (..., tq, d)``, ``k (..., tk, d)``, ``v (..., tk, dv)``; the leading dims broadcast (so
 ``(b, h, t, d)``, or grouped-query heads as ``(b, h_kv, g, t, d)`` against ``(b, h_kv, 1, t, d)``).
@@ -30,7 +29,6 @@ output and ``lse = -inf``, never NaN.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import NamedTuple
 
 import torch
@@ -38,9 +36,6 @@ from torch import Tensor
 
 __all__ = [
     "Partial",
-    "Cost",
-    "attention_cost",
-    "tile_cost",
     "flash_attention",
     "flash_backward",
     "flash_forward",
@@ -250,58 +245,3 @@ def flash_attention(
     k5, v5 = k[:, :, None], v[:, :, None]  # (b, h_kv, 1, tk, d): broadcast, not copied
     out = FlashAttention.apply(q5, k5, v5, causal, block_q, block_k)  # (b, h_kv, g, tq, dv)
     return out.reshape(b, h, tq, v.shape[-1])  # (b, h, tq, dv)
-
-
-# --- 4. counting the work ----------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Cost:
-    """The work of an attention pass: FLOPs, and bytes moved between main memory and the compute units."""
-
-    flops: int  # of the matrix products; a multiply-add counts 2
-    bytes: int  # reads + writes of main memory
-    tiles: int  # (query block, key block) tiles computed; naive attention is one tile
-
-
-def tile_cost(rows: int, cols: int, d: int, *, backward: bool = False, element: int = 4) -> Cost:
-    """One tile of ``rows`` queries and ``cols`` keys (chapter 16). Forward: ``s = q kᵀ`` and ``p v``
-    (4·rows·cols·d FLOPs); it reads its key and value block (the query block stays in fast memory).
-    Backward: ``s`` again, ``dv``, ``dp``, ``dq``, ``dk`` (10·rows·cols·d); it reads the query block,
-    ``dout``, ``lse`` and ``delta``, and reads and writes ``dq`` (its key block's ``dk``, ``dv`` stay)."""
-    if backward:
-        return Cost(10 * rows * cols * d, (4 * d + 2) * rows * element, 1)
-    return Cost(4 * rows * cols * d, 2 * cols * d * element, 1)
-
-
-def attention_cost(
-    tq: int,
-    tk: int,
-    d: int,
-    *,
-    causal: bool = False,
-    block_q: int | None = 64,
-    block_k: int = 64,
-    backward: bool = False,
-    element: int = 4,
-) -> Cost:
-    """The work of one head's attention pass (chapter 16): tiled, or naive with ``block_q=None``.
-
-    Tiled: the sum of :func:`tile_cost` over the tiles computed (causal: those not above the diagonal),
-    plus reading ``q`` and writing ``out`` and ``lse`` once (backward: reading ``out``, ``dout`` for
-    ``delta``, and reading ``k``, ``v`` and writing ``dk``, ``dv`` once per key block). Naive computes
-    every score, masked or not; its ``(tq, tk)`` tensors live in main memory: the forward writes ``s``,
-    reads it, writes ``p`` and reads it (4 passes); the backward reads ``p`` twice, writes and reads
-    ``dp``, writes ``ds`` and reads it twice (7 passes). ``element``: bytes per number.
-    """
-    if block_q is None:
-        square = tq * tk
-        if backward:
-            return Cost(8 * square * d, (7 * square + 4 * tq * d + 4 * tk * d) * element, 1)
-        return Cost(4 * square * d, (4 * square + 2 * tq * d + 2 * tk * d) * element, 1)
-    total = Cost(0, (tq * (2 * d + 1) if not backward else 2 * tq * d + tq + 4 * tk * d) * element, 0)
-    for i0 in range(0, tq, block_q):
-        i1 = min(i0 + block_q, tq)
-        last_key = min(tk, i1 + tk - tq) if causal else tk  # the tiles the loops visit
-        for j0 in range(0, max(last_key, 0), block_k):
-            one = tile_cost(i1 - i0, min(block_k, tk - j0), d, backward=backward, element=element)
-            total = Cost(total.flops + one.flops, total.bytes + one.bytes, total.tiles + 1)
-    return total

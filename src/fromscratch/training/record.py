@@ -1,15 +1,11 @@
-"""Record what ``train`` trains, and how long the heavy cells take, while the chapters run (the GPU plan).
+"""Record what ``train`` trains while the chapters run (the GPU plan).
 
 Set ``FROMSCRATCH_RECORD=records.jsonl`` before the chapters run, and every real call of
 :func:`~fromscratch.training.train` appends one JSON line to that file: the chapter
 (``$FROMSCRATCH_CHAPTER``, which ``benchmarks/gpu/notebooks.py`` sets) and the cell, the model (its
 class, its structure without weights, its parameter count), the longest batch's shapes and dtypes, the
 loss function's name, the ``TrainConfig`` and the steps it plans, and the time a step took on this
-device. A heavy cell that is not training records its seconds the same way, and counts the model calls
-inside it (what makes a cell slow)::
-
-    with timed("07 evaluation and sampling"):
-        ...
+device. (The heavy cells that are not training are timed by ``benchmarks/gpu/notebooks.py`` itself.)
 
 ``benchmarks/gpu/pack.py`` builds the GPU check's pack from such a record: a chapter that changes its
 runs changes the pack, and no copy of a chapter has to be kept in step by hand.
@@ -22,7 +18,6 @@ then meaningless, only the record counts).
 from __future__ import annotations
 
 import base64
-import contextlib
 import copy
 import dataclasses
 import io
@@ -31,8 +26,7 @@ import json
 import os
 import sys
 import time
-from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -253,53 +247,6 @@ class RunRecord:
         write({**self.entry, "device": device_name(self.device), "precision": precision, **timing})
 
 
-# --- heavy cells that are not training -----------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def timed(name: str, device: torch.device | str | None = None) -> Iterator[None]:
-    """Record the seconds a heavy cell (evaluation, sampling, decoding) takes, and its model calls.
-
-    Does nothing unless ``$FROMSCRATCH_RECORD`` is set. The calls counted are those of an outermost
-    module (a model called inside another is part of its call), by class: ``{"Generator": 3662}``.
-    """
-    if recording() is None:
-        yield
-        return
-    device = torch.device(device) if device is not None else None
-    calls: Counter[str] = Counter()
-    depth = 0
-
-    def before(module: nn.Module, args: Any) -> None:
-        nonlocal depth
-        depth += 1
-        if depth == 1:
-            calls[type(module).__name__] += 1
-
-    def after(module: nn.Module, args: Any, out: Any) -> None:
-        nonlocal depth
-        depth -= 1
-
-    hooks = [
-        nn.modules.module.register_module_forward_pre_hook(before),
-        nn.modules.module.register_module_forward_hook(after),
-    ]
-    cuda = device is not None and device.type == "cuda" or device is None and torch.cuda.is_initialized()
-    if cuda:
-        torch.cuda.synchronize()
-    started = time.perf_counter()
-    try:
-        yield
-    finally:
-        if cuda:
-            torch.cuda.synchronize()
-        seconds = time.perf_counter() - started
-        for hook in hooks:
-            hook.remove()
-        where_run = "cuda" if cuda else "cpu"
-        write({"kind": "cell", "name": name, "seconds": seconds, "calls": dict(calls), "device": where_run})
-
-
 __all__ = [
     "CHAPTER_ENV",
     "ONLY_ENV",
@@ -310,7 +257,6 @@ __all__ = [
     "model_structure",
     "record_only",
     "recording",
-    "timed",
     "where",
     "write",
 ]

@@ -20,7 +20,8 @@ from collections.abc import Callable
 import torch
 from torch import Tensor
 
-from fromscratch.attention.flash import Partial, attention_cost, merge, tile_partial
+from fromscratch.attention.flash import Partial, merge, tile_partial
+from fromscratch.attention.flash_cost import attention_cost
 from fromscratch.chapters import checking
 
 __all__ = ["check_causal_tiles", "check_merge", "check_tile_backward", "tile_backward"]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from fromscratch.attention.flash import attention_cost
+from fromscratch.attention.flash_cost import attention_cost
 from fromscratch.chapters.ch16_flash_attention.profile import FlashRun
 from fromscratch.viz.verdicts import plural, relative_to, times
 
