@@ -183,11 +183,10 @@ class EncoderDecoder(nn.Module):
             )
         self.max_len, self.scale = c.max_len, math.sqrt(c.emb)
         self.src_embedding = nn.Embedding(c.src_vocab_size, c.emb, padding_idx=c.pad_id)
-        self.tgt_embedding = (
-            self.src_embedding
-            if c.share_embeddings
-            else nn.Embedding(c.tgt_vocab_size, c.emb, padding_idx=c.pad_id)
-        )
+        if c.share_embeddings:  # one table for both languages (a joint vocabulary)
+            self.tgt_embedding = self.src_embedding
+        else:
+            self.tgt_embedding = nn.Embedding(c.tgt_vocab_size, c.emb, padding_idx=c.pad_id)
         for table in dict.fromkeys([self.src_embedding, self.tgt_embedding]):  # each table once, in order
             nn.init.normal_(table.weight, std=c.emb**-0.5)  # unit-size rows after the sqrt(e) scale
             table.weight.data[c.pad_id] = 0
@@ -227,9 +226,7 @@ class EncoderDecoder(nn.Module):
         """Token vectors times sqrt(e) plus the vectors of positions ``offset .. offset + t - 1``:
         ``(b, t, e)``."""
         if tokens.dim() != 2:
-            raise ValueError(
-                f"{name} must have shape (b, t), got {tuple(tokens.shape)}; add a batch dimension."
-            )
+            raise ValueError(f"{name} must be (b, t), got {tuple(tokens.shape)}; add a batch dimension.")
         check_length(offset + tokens.size(1), self.max_len)
         x = table(tokens) * self.scale  # (b, t, e)
         if positions is not None:  # positions="none": nothing added

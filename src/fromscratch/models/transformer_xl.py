@@ -34,6 +34,7 @@ from torch import Tensor, nn
 from fromscratch.attention.positions import relative_offsets, sinusoidal_encoding
 from fromscratch.blocks.feedforward import FeedForward
 from fromscratch.models.config import resolve_config
+from fromscratch.utils import evaluating
 
 __all__ = [
     "RelativeAttention",
@@ -172,20 +173,15 @@ class TransformerXL(nn.Module):
         b, t, e = x.shape
         if t > self.config.segment:
             raise ValueError(
-                f"The segment has shape (b, t) = {(b, t)} but this model's segments hold at most "
-                f"segment={self.config.segment} tokens; cut the text into segments of {self.config.segment}."
+                f"The segment has shape (b, t) = {(b, t)}, longer than segment={self.config.segment} tokens; "
+                f"cut the text into segments of {self.config.segment}."
             )
-        if len(memory) != len(self.layers):
+        if len(memory) != len(self.layers) or any(m.dim() != 3 or m.shape[::2] != (b, e) for m in memory):
             raise ValueError(
-                f"memory must hold one tensor per layer ({len(self.layers)}), got {len(memory)}."
+                f"memory of shapes {[tuple(m.shape) for m in memory]} does not fit segments of shape "
+                f"(b, t, e) = {(b, t, e)}: it must be one tensor per layer ({len(self.layers)}), each "
+                f"(b, m, e) = ({b}, m, {e}), from a model of the same width and the same batch."
             )
-        for mem in memory:
-            if mem.dim() != 3 or mem.size(0) != b or mem.size(2) != e:
-                raise ValueError(
-                    f"memory of shape {tuple(mem.shape)} does not fit segments of shape "
-                    f"(b, t, e) = {(b, t, e)}: it must be (b, m, e) = ({b}, m, {e}), from a model of the "
-                    "same width and the same batch."
-                )
 
     def from_embeddings(
         self,
@@ -263,9 +259,7 @@ def input_gradients(model: TransformerXL, tokens: Tensor, *, stop_gradient: bool
     memory, hidden = None, None
     for part in x.split(model.config.segment, dim=1):
         hidden, memory = model.from_embeddings(part, memory, stop_gradient=stop_gradient)
-    (grad,) = torch.autograd.grad(
-        model.to_logits(hidden[:, -1]).max(), x
-    )  # (1, n·L, e); no .grad left behind
+    (grad,) = torch.autograd.grad(model.to_logits(hidden[:, -1]).max(), x)  # (1, n·L, e); no .grad kept
     return grad[0].norm(dim=-1)  # (n·L,)
 
 
@@ -296,14 +290,9 @@ def bits_per_byte_xl(
     starts = torch.arange(streams)[:, None] * per  # (streams, 1)
     inputs = data[starts + torch.arange(per)].long().to(device)  # (streams, per)
     targets = data[starts + 1 + torch.arange(per)].long().to(device)  # (streams, per)
-    was_training, state, nats = model.training, None, 0.0
-    model.eval()
-    try:
-        for x, y in zip(
-            inputs.split(model.config.segment, 1), targets.split(model.config.segment, 1), strict=True
-        ):
+    state, nats, L = None, 0.0, model.config.segment
+    with evaluating(model):
+        for x, y in zip(inputs.split(L, 1), targets.split(L, 1), strict=True):
             logits, state = model(x, state, keep=memory)  # (streams, L, V)
             nats += F.cross_entropy(logits.float().transpose(1, 2), y, reduction="sum").item()
-    finally:
-        model.train(was_training)
     return nats / (streams * per) / math.log(2)

@@ -19,6 +19,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
+from fromscratch.chapters.ch01_dot_products.labels import declutter, flip
 from fromscratch.data.movielens import short_title
 from fromscratch.models.recommender import MatrixFactorization, recommend, taste_vector
 from fromscratch.viz.precomputed import Frames, frames
@@ -103,51 +104,6 @@ def plot_score_terms(
 
 
 # --- learned features ------------------------------------------------------------------------------
-def _flip(text) -> None:
-    """Move a label to the other side of its dot."""
-    if text.get_ha() == "left":
-        text.set(ha="right", text=text.get_text().strip() + " ")
-    else:
-        text.set(ha="left", text=" " + text.get_text().strip())
-
-
-def _declutter(ax, texts, steps: int = 150) -> None:
-    """Untangle overlapping labels: first try each on the other side of its dot, then nudge apart
-    vertically.
-    """
-    if len(texts) < 2:
-        return
-    renderer = ax.figure.canvas.get_renderer()
-
-    def boxes():
-        return [t.get_window_extent(renderer).expanded(1.05, 1.25) for t in texts]
-
-    def clashes(i: int, current) -> int:
-        return sum(current[i].overlaps(b) for j, b in enumerate(current) if j != i)
-
-    for i, text in enumerate(texts):
-        before = clashes(i, boxes())
-        if before:
-            _flip(text)
-            if clashes(i, boxes()) >= before:
-                _flip(text)  # no better: put it back
-    to_data = ax.transData.inverted()
-    for _ in range(steps):
-        current = boxes()
-        shifts = [0.0] * len(texts)
-        for i in range(len(texts)):
-            for j in range(i + 1, len(texts)):
-                if current[i].overlaps(current[j]):
-                    up, down = (i, j) if current[i].y0 >= current[j].y0 else (j, i)
-                    shifts[up] += 2.0
-                    shifts[down] -= 2.0
-        if not any(shifts):
-            return
-        for text, shift in zip(texts, shifts, strict=True):
-            x, y = ax.transData.transform(text.get_position())
-            text.set_position(to_data.transform((x, y + shift)))
-
-
 def plot_movie_features(
     coords: torch.Tensor,
     titles: Sequence[str],
@@ -183,7 +139,7 @@ def plot_movie_features(
     ]
     for i, text in zip(labelled, texts, strict=True):
         if xy[i, 0] > xy[labelled, 0].median():  # right half: label to the left of the dot
-            _flip(text)
+            flip(text)
     ax.axhline(0, color="#888888", lw=0.8)
     ax.axvline(0, color="#888888", lw=0.8)
     ax.set(
@@ -193,7 +149,7 @@ def plot_movie_features(
     )
     ax.legend(loc="lower right", fontsize=9)
     fig.tight_layout()
-    _declutter(ax, texts)
+    declutter(ax, texts)
     for i, text in zip(labelled, texts, strict=True):  # a thin line back to the dot when a label moved
         x, y = text.get_position()
         if abs(y - float(xy[i, 1])) > 1e-9:
