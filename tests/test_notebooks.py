@@ -112,3 +112,44 @@ def test_every_chapter_is_in_the_table_of_contents():
     toc = json.dumps(yaml.safe_load((ROOT / "_toc.yml").read_text()))
     for path in NOTEBOOKS:
         assert f"notebooks/{path.stem}" in toc, f"{path.name} is missing from _toc.yml"
+
+
+HIDING_TAGS = {"remove-input", "hide-input", "remove-cell"}
+
+
+def hidden_code_lines(path: Path) -> int:
+    """Code lines the book does not show: non-blank, non-comment lines of code cells tagged `remove-input`,
+    `hide-input` (the exercises' collapsed solutions) or `remove-cell`."""
+    return sum(
+        1
+        for cell in code_cells(path)
+        if HIDING_TAGS & set(cell.metadata.get("tags", []))
+        for line in cell.source.splitlines()
+        if line.strip() and not line.lstrip().startswith("#")
+    )
+
+
+def test_the_book_hides_little_code():
+    """From chapter 06 on, results are visible tables and the prose cells one line each: at most 300 hidden
+    lines in chapters 06-15 (the house, third pass; 1,407 before it), solutions included."""
+    later = [path for path in NOTEBOOKS if 6 <= int(path.name[:2]) <= 15]
+    hidden = {path.name[:2]: hidden_code_lines(path) for path in later}
+    assert sum(hidden.values()) <= 300, f"hidden code lines per chapter: {hidden}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_a_prose_cell_is_one_call(path):
+    """A computed-prose cell (tagged `remove-input`) defines nothing (the verdicts live in the chapter's
+    prose.py); from chapter 06 on it is one line that calls a tested function (01-05 keep a few lines of
+    f-string)."""
+    for i, cell in enumerate(code_cells(path)):
+        if "remove-input" not in cell.metadata.get("tags", []):
+            continue
+        lines = [
+            line for line in cell.source.splitlines() if line.strip() and not line.lstrip().startswith("#")
+        ]
+        where = f"{path.name}, code cell {i}"
+        assert not any(line.startswith(("def ", "class ")) for line in lines), f"{where} defines a function"
+        assert int(path.name[:2]) < 6 or len(lines) == 1, (
+            f"{where}: a prose cell is one call, e.g. viz.prose(prose.x(...)); got {lines}"
+        )

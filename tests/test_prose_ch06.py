@@ -2,14 +2,32 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
+import torch
 from prose_checks import assert_reads
 
 from fromscratch.chapters import get_profile
 from fromscratch.chapters.ch06_imdb_classifier import prose
+from fromscratch.training.history import History
 
 GPU = get_profile("gpu").imdb
 VALID, TEST = GPU.valid_reviews, 25_000
+
+
+def _history(accuracy, losses):
+    """A training run: one loss per step, and validation accuracies evaluated every 100 steps."""
+    rows = [{"step": i + 1, "loss": loss, "lr": 1e-3} for i, loss in enumerate(losses)]
+    rows += [{"step": 100 * (i + 1), "validation accuracy": a} for i, a in enumerate(accuracy)]
+    return History(rows)
+
+
+def _results(**accuracy):
+    """Predictions by model name, reduced to what the prose reads: their accuracy."""
+    names = {"bag": "bag of embeddings", "mean": "transformer, mean pooling"}
+    names["cls"] = "transformer, CLS token"
+    return {names[key]: SimpleNamespace(accuracy=a) for key, a in accuracy.items()}
 
 
 @pytest.mark.parametrize(
@@ -23,7 +41,7 @@ VALID, TEST = GPU.valid_reviews, 25_000
     ],
 )
 def test_learning_curve_every_branch(accuracy, losses, ends):
-    text = prose.learning_curve([100 * (i + 1) for i in range(len(accuracy))], accuracy, losses, VALID)
+    text = prose.learning_curve(_history(accuracy, losses), VALID)
     assert ends in text and f"{VALID:,} validation reviews" in text
     assert_reads(text)
 
@@ -38,13 +56,15 @@ def test_learning_curve_every_branch(accuracy, losses, ends):
 )
 @pytest.mark.parametrize("smoke", [False, True])
 def test_test_accuracy_every_branch(bag, transformer, says, smoke):
-    text = prose.test_accuracy(bag, transformer, 0.5, TEST, 24_000, smoke)
+    profile = get_profile("smoke" if smoke else "gpu")
+    text = prose.test_accuracy(_results(bag=bag, mean=transformer), 0.5, TEST, 24_000, profile)
     assert says in text and ("`smoke`" in text) == smoke
     assert_reads(text, never_together=[("is ahead", "within noise"), ("is behind", "of the way")])
 
 
 def test_test_accuracy_transformer_at_the_majority_class_does_not_divide_by_zero():
-    assert_reads(prose.test_accuracy(0.5, 0.5, 0.5, 256, 448, smoke=True))
+    results = _results(bag=0.5, mean=0.5)
+    assert_reads(prose.test_accuracy(results, 0.5, 256, 448, get_profile("smoke")))
 
 
 def test_contributions_mixed_and_one_sided():
@@ -60,8 +80,11 @@ def test_contributions_mixed_and_one_sided():
 
 @pytest.mark.parametrize("cut", [0, 1, 3])
 def test_truncation(cut):
-    text = prose.truncation(cut, 3, GPU.model.max_len)
-    assert f"`max_len` = {GPU.model.max_len}" in text
+    max_len = GPU.model.max_len
+    lengths = torch.tensor([max_len + 1] * cut + [max_len] * (3 - cut))  # 3 reviews, `cut` too long
+    text = prose.truncation(lengths, max_len)
+    assert f"`max_len` = {max_len}" in text and ("None of these 3" in text) == (cut == 0)
+    assert f"{cut} {'was' if cut == 1 else 'were'} longer" in text or cut == 0
     assert_reads(text)
 
 
@@ -69,6 +92,6 @@ def test_truncation(cut):
     "cls, mean, says", [(0.88, 0.85, "ahead"), (0.85, 0.88, "behind"), (0.87, 0.871, "noise")]
 )
 def test_pooling(cls, mean, says):
-    text = prose.pooling(cls, mean, TEST)
+    text = prose.pooling(_results(bag=0.8, cls=cls, mean=mean), TEST)
     assert says in text and "one run each" in text
     assert_reads(text)

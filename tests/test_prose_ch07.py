@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import pytest
+import torch
 from prose_checks import assert_reads
 
 from fromscratch.chapters import get_profile
 from fromscratch.chapters.ch07_masking_generation import prose
+from fromscratch.training.history import History
 
 GPU = get_profile("gpu").enwik8
 QUARTER = GPU.demo.steps // 4
 
 
 def _losses(start, end, wobble=0.05):
-    """A falling curve of demo.steps training losses that ends near ``end``, with noise."""
+    """A training run of demo.steps losses on a falling curve that ends near ``end``, with noise."""
     steps = GPU.demo.steps
-    return [start + (end - start) * min(1.0, 2 * i / steps) + wobble * (-1) ** i for i in range(steps)]
+    losses = [start + (end - start) * min(1.0, 2 * i / steps) + wobble * (-1) ** i for i in range(steps)]
+    return History([{"step": i + 1, "loss": loss, "lr": 1e-3} for i, loss in enumerate(losses)])
 
 
 @pytest.mark.parametrize(
@@ -42,14 +45,19 @@ def test_validation(val, says):
 
 
 @pytest.mark.parametrize(
-    "share, bracket_share, smoke, says",
+    "share, brackets, smoke, says",
     [
-        (0.60, 0.10, False, "a hint that it tracks the markup"),
-        (0.12, 0.10, False, "does not track the markup"),
-        (0.50, 0.0, True, "does not track the markup"),  # no bracket in the window: no division by zero
+        (0.60, 3, False, "a hint that it tracks the markup"),
+        (0.12, 3, False, "does not track the markup"),
+        (0.50, 0, True, "does not track the markup"),  # no bracket in the window: no division by zero
     ],
 )
-def test_brackets(share, bracket_share, smoke, says):
-    text = prose.brackets(3, share, bracket_share, 28, smoke)
+def test_brackets(share, brackets, smoke, says):
+    shown = 28
+    on_brackets = torch.tensor([0.05, 0.02, 0.01, share])  # head 3 is the most bracket-minded
+    is_bracket = torch.arange(shown) < brackets  # (t,): the first `brackets` bytes
+    profile = get_profile("smoke" if smoke else "gpu")
+    text = prose.brackets(3, on_brackets, is_bracket, shown, profile)
     assert says in text and ("smoke-sized" in text) == smoke
+    assert f"head 3 puts {share:.2f} of its weight" in text
     assert_reads(text)

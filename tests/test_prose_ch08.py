@@ -115,13 +115,12 @@ def test_match_task(accuracy, says):
 
 @pytest.mark.parametrize("rnn, tf", [(0.5, 1.6), (1.4, 1.0), (0.9, 0.95)])
 def test_table_one(rnn, tf):
-    text = prose.table_one(
-        {"rnn": rnn, "transformer": tf},
-        {"rnn": "63 of 63", "cnn": "8 of 63", "transformer": "63 of 63"},
-        {"rnn": 0.5, "cnn": 0.5, "transformer": 1.0},
-        DISTANCES[-1],
-    )
-    assert f"its accuracy at $d = {DISTANCES[-1]}$" in text
+    reached = {"rnn": "63 of 63", "cnn": "8 of 63", "transformer": "63 of 63"}
+    rows = [(name, "1e+06", "1", "1", "t^1.00", reach, "-") for name, reach in reached.items()]
+    far = [1.0] * (N - 1) + [0.5]  # one accuracy per distance, lost at the longest
+    accuracy = {"rnn": far, "cnn": far, "transformer": [1.0] * N}
+    text = prose.table_one({"rnn": rnn, "transformer": tf}, rows, accuracy, DISTANCES[-1])
+    assert f"its accuracy at $d = {DISTANCES[-1]}$ is 0.50" in text and "reach (8 of 63)" in text
     assert_reads(text)
 
 

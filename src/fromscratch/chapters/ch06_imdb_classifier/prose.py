@@ -7,23 +7,31 @@ branch with the ``gpu`` profile's sizes.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from fromscratch.viz import verdicts as v
+
+if TYPE_CHECKING:
+    import torch
+
+    from fromscratch.chapters import Profile
+    from fromscratch.metrics import Predictions
+    from fromscratch.training.history import History
 
 
 def _mean(values: Sequence[float]) -> float:
     return sum(values) / len(values)
 
 
-def learning_curve(
-    eval_steps: Sequence[int],
-    valid_accuracy: Sequence[float],
-    step_losses: Sequence[float],
-    valid_reviews: int,
-) -> str:
+def learning_curve(history: History, valid_reviews: int) -> str:
     """6.4: how the training loss and the validation accuracy moved, judged against the noise of an
-    accuracy on ``valid_reviews`` reviews (two standard errors)."""
+    accuracy on ``valid_reviews`` reviews (two standard errors).
+
+    history: the transformer's training run (its ``"loss"`` per step and its ``"validation accuracy"``
+    per evaluation); valid_reviews: how many reviews the validation accuracy was measured on."""
+    eval_steps, valid_accuracy = history.series("validation accuracy")
+    _, step_losses = history.series("loss")
     tenth = max(1, len(step_losses) // 10)
     start, end = step_losses[:tenth], step_losses[-tenth:]
     middle = step_losses[len(step_losses) // 2 - tenth // 2 :][:tenth]
@@ -58,9 +66,21 @@ def learning_curve(
 
 
 def test_accuracy(
-    bag: float, transformer: float, majority: float, test_reviews: int, train_reviews: int, smoke: bool
+    results: Mapping[str, Predictions],
+    majority: float,
+    test_reviews: int,
+    train_reviews: int,
+    profile: Profile,
 ) -> str:
-    """6.5: the two models against each other and against the majority class, one run each."""
+    """6.5: the two models against each other and against the majority class, one run each.
+
+    results: the test set's predictions by model, ``"bag of embeddings"`` and ``"transformer, mean
+    pooling"``; majority: the accuracy of always answering the training reviews' majority class;
+    test_reviews, train_reviews: the sizes of the two sets; profile: the run's profile (``prof``),
+    whose ``smoke`` runs get a caveat."""
+    bag = results["bag of embeddings"].accuracy
+    transformer = results["transformer, mean pooling"].accuracy
+    smoke = profile.name == "smoke"
     noise = 2 * 2**0.5 * v.binomial_se((bag + transformer) / 2, test_reviews)  # two accuracies' difference
     said = v.compare(transformer, bag, floor=noise)
     trained = f"trained from scratch on {v.plural(train_reviews, 'review')}"
@@ -112,8 +132,12 @@ def contributions(words: Sequence[str], terms: Sequence[float], bias: float) -> 
     return text
 
 
-def truncation(cut: int, shown: int, max_len: int) -> str:
-    """6.8: how many of the worst mistakes were longer than the model reads."""
+def truncation(lengths: torch.Tensor | Sequence[int], max_len: int) -> str:
+    """6.8: how many of the worst mistakes were longer than the model reads.
+
+    lengths: the token counts (before truncation) of the reviews shown; max_len: the most tokens of a
+    review the model reads (``size.model.max_len``)."""
+    cut, shown = sum(int(n) > max_len for n in lengths), len(lengths)  # cut: not read to the end
     if cut == 0:
         return (
             f"None of these {v.plural(shown, 'review')} was longer than `max_len` = {max_len} tokens: "
@@ -126,8 +150,13 @@ def truncation(cut: int, shown: int, max_len: int) -> str:
     )
 
 
-def pooling(cls: float, mean: float, test_reviews: int) -> str:
-    """6.9: the CLS token against mean pooling, one run each."""
+def pooling(results: Mapping[str, Predictions], test_reviews: int) -> str:
+    """6.9: the CLS token against mean pooling, one run each.
+
+    results: the test set's predictions by model, among them ``"transformer, CLS token"`` and
+    ``"transformer, mean pooling"``; test_reviews: how many reviews they were measured on."""
+    cls = results["transformer, CLS token"].accuracy
+    mean = results["transformer, mean pooling"].accuracy
     noise = 2 * 2**0.5 * v.binomial_se((cls + mean) / 2, test_reviews)
     said = v.compare(cls, mean, floor=noise)
     return (

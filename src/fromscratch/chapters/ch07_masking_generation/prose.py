@@ -7,14 +7,24 @@ branch with the ``gpu`` profile's sizes.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from fromscratch.viz import verdicts as v
 
+if TYPE_CHECKING:
+    import torch
 
-def copying(unmasked: Sequence[float], masked: Sequence[float], quarter: int) -> str:
+    from fromscratch.chapters import Profile
+    from fromscratch.training.history import History
+
+
+def copying(unmasked_history: History, masked_history: History, quarter: int) -> str:
     """7.2: the training losses (bits per byte, one per step) of the twins without and with the mask;
-    did the unmasked one get further than the noise of its last ``quarter`` steps allows?"""
+    did the unmasked one get further than the noise of its last ``quarter`` steps allows?
+
+    unmasked_history, masked_history: the twins' training runs (their ``"loss"`` per step); quarter:
+    how many of the last steps to average (a quarter of the run)."""
+    unmasked, masked = (h.series("loss")[1] for h in (unmasked_history, masked_history))
     copy_end, causal_end = unmasked[-quarter:], masked[-quarter:]
     sd = (statistics.pstdev(causal_end), statistics.pstdev(copy_end))
     lower = v.compare(statistics.fmean(causal_end), statistics.fmean(copy_end), sd=sd, seeds=quarter)
@@ -58,9 +68,17 @@ def validation(train_end: float, val_bpb: float, unigram_bpb: float) -> str:
     )
 
 
-def brackets(head: int, share: float, bracket_share: float, shown: int, smoke: bool) -> str:
+def brackets(
+    head: int, on_brackets: torch.Tensor, is_bracket: torch.Tensor, shown: int, profile: Profile
+) -> str:
     """7.7: does the most bracket-minded head of the last block put more weight on brackets than their
-    share of the ``shown`` bytes (judged as ``shown`` draws from that share)?"""
+    share of the ``shown`` bytes (judged as ``shown`` draws from that share)?
+
+    head: that head's index; on_brackets: ``(h,)``, each head's share of its weight on bracket keys;
+    is_bracket: ``(t,)`` bool, which bytes of the window are brackets; shown: the window's length in
+    bytes; profile: the run's profile (``prof``), whose ``smoke`` runs get a caveat."""
+    share, bracket_share = on_brackets[head].item(), is_bracket.float().mean().item()
+    smoke = profile.name == "smoke"
     where = v.versus_chance(share, bracket_share, shown)
     if where == "above" and bracket_share > 0:
         reading = (

@@ -181,9 +181,19 @@ def match_task(run, accuracy: Mapping[str, Sequence[float]], reach: int, dilated
 
 # --- 8.3 Table 1 -----------------------------------------------------------------------------------
 def table_one(
-    slope_end: Mapping[str, float], reached: Mapping[str, str], accuracy_far: Mapping[str, float], far: int
+    slope_end: Mapping[str, float],
+    rows: Sequence[Sequence[str]],
+    accuracy: Mapping[str, Sequence[float]],
+    far: int,
 ) -> str:
-    """Table 1's rows beside what was measured: slopes, reach and the accuracy at the longest distance."""
+    """Table 1's rows beside what was measured: slopes, reach and the accuracy at the longest distance.
+
+    slope_end: per model, the log-log slope of its step times over the longest lengths; rows: Table 1
+    as shown, one row per layer (``"rnn"``, ``"cnn"``, ``"transformer"``), its name first and its
+    measured reach (``"63 of 63"``) sixth; accuracy: per model, the match task's test accuracy at each
+    distance, the last at ``far``, the longest."""
+    reached = {row[0]: row[5] for row in rows}  # the measured reach of each layer
+    accuracy_far = {name: accuracy[name][-1] for name in reached}
     s_rnn, s_tf = slope_end["rnn"], slope_end["transformer"]
     if v.relative_to(s_rnn, 1.0, tol=SLOPE_TOL) == "below":
         rnn_time = f"a time that grew like $t^{{{s_rnn:.2f}}}$, less than linearly (fixed costs)"
