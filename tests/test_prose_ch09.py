@@ -9,6 +9,7 @@ from prose_checks import assert_reads
 from fromscratch.chapters import get_profile
 from fromscratch.chapters.ch09_encoder_decoder import prose
 from fromscratch.chapters.ch09_encoder_decoder.prose import BAHDANAU, BOTTLENECK, TRANSFORMER
+from fromscratch.metrics.translation import BleuScore
 from fromscratch.training.history import History
 
 GPU = get_profile("gpu").translation
@@ -22,6 +23,16 @@ def bins(*scores: float) -> list[tuple[str, int, float]]:
 
 def lengths() -> list[int]:
     return [n for label, count in zip((5, 12, 16, 20, 24, 30), COUNTS, strict=True) for n in [label] * count]
+
+
+def scored(bleu: dict[str, float]) -> dict[str, tuple[BleuScore, list[str]]]:
+    """The chapter's ``results``: ``{name: (test BLEU, translations)}``, as ``evaluate`` returns them."""
+    return {name: (BleuScore(score, "nrefs:1|tok:13a", sum(COUNTS)), []) for name, score in bleu.items()}
+
+
+def rnns(minutes: float) -> dict[str, tuple[None, History, float]]:
+    """The chapter's ``rnns``: ``{name: (model, history, minutes of training)}``."""
+    return {name: (None, History([]), minutes) for name in (BOTTLENECK, BAHDANAU)}
 
 
 def test_halves_weigh_bins_by_their_sentences():
@@ -47,9 +58,9 @@ def test_bahdanau_by_length_reads(case):
     attention, attention_bleu, plain_bleu = CASES[case]
     text = prose.bahdanau_by_length(
         {BOTTLENECK: PLAIN, BAHDANAU: attention},
-        {BOTTLENECK: plain_bleu, BAHDANAU: attention_bleu},
-        minutes=GPU.rnn_train.minutes,
-        lengths=lengths(),
+        scored({BOTTLENECK: plain_bleu, BAHDANAU: attention_bleu}),
+        rnns(GPU.rnn_train.minutes),
+        lengths(),
     )
     assert_reads(
         text,
@@ -66,9 +77,9 @@ def test_bahdanau_by_length_picks_each_side():
     def text(attention, attention_bleu):
         return prose.bahdanau_by_length(
             {BOTTLENECK: PLAIN, BAHDANAU: attention},
-            {BOTTLENECK: 17.7, BAHDANAU: attention_bleu},
-            minutes=5.0,
-            lengths=lengths(),
+            scored({BOTTLENECK: 17.7, BAHDANAU: attention_bleu}),
+            rnns(5.0),
+            lengths(),
         )
 
     assert "ahead by 5.2 points" in text(CASES["ahead, every bin, about the same"][0], 22.9)
@@ -81,9 +92,9 @@ def test_bahdanau_by_length_picks_each_side():
     assert "Only the bottleneck model scores lower" in text(CASES["flat models"][0], 20.0)
     near_zero = prose.bahdanau_by_length(
         {BOTTLENECK: bins(0, 0, 0, 0, 0, 0), BAHDANAU: bins(1, 1, 1, 1, 1, 1)},
-        {BOTTLENECK: 0.4, BAHDANAU: 1.0},
-        minutes=0.5,
-        lengths=lengths(),
+        scored({BOTTLENECK: 0.4, BAHDANAU: 1.0}),
+        rnns(0.5),
+        lengths(),
     )
     assert_reads(near_zero)
     assert "do not translate yet" in near_zero
@@ -94,9 +105,9 @@ def test_one_bin_and_one_sentence_read():
     one = [("0-9", 1, 10.0)]
     text = prose.bahdanau_by_length(
         {BOTTLENECK: one, BAHDANAU: [("0-9", 1, 12.0)]},
-        {BOTTLENECK: 10.0, BAHDANAU: 12.0},
-        minutes=0.5,
-        lengths=[7],
+        scored({BOTTLENECK: 10.0, BAHDANAU: 12.0}),
+        rnns(0.5),
+        [7],
     )
     assert_reads(text)
     assert "the one length bin" in text
@@ -143,7 +154,7 @@ def test_transformer_vs_bahdanau_reads(case, load):
         TRANSFORMER: bins(26, 22, 23, 20, 20, 18),
     }
     text = prose.transformer_vs_bahdanau(
-        greedy, beam, all_bins, runs(load), beam_size=GPU.beam_size, device="cpu", cores=16
+        scored(greedy), scored(beam), all_bins, runs(load), GPU, "cpu", cores=16
     )
     assert_reads(
         text,
@@ -170,7 +181,7 @@ def test_a_busy_gpu_run_says_nothing_of_the_cpu_load():
     greedy = {BOTTLENECK: 17.7, BAHDANAU: 22.9, TRANSFORMER: 25.0}
     all_bins = {name: PLAIN for name in greedy}
     text = prose.transformer_vs_bahdanau(
-        greedy, greedy, all_bins, runs(40.0), beam_size=GPU.beam_size, device="cuda", cores=16
+        scored(greedy), scored(greedy), all_bins, runs(40.0), GPU, "cuda", cores=16
     )
     assert_reads(text)
     assert "busy" not in text

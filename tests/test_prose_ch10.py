@@ -10,6 +10,7 @@ from prose_checks import assert_reads
 
 from fromscratch.chapters import get_profile
 from fromscratch.chapters.ch10_modern_transformers import prose
+from fromscratch.chapters.ch10_modern_transformers.bert_imdb import BertData
 from fromscratch.chapters.ch10_modern_transformers.label_efficiency import CHAPTER_06
 from fromscratch.chapters.results import quoted
 from fromscratch.training.history import History
@@ -17,6 +18,11 @@ from fromscratch.training.history import History
 GPU = get_profile("gpu").modern
 FEW = GPU.label_efficiency
 N_TEST = 25_000  # the gpu profile scores all the test reviews
+
+
+def reviews(n_test: int) -> BertData:
+    """The chapter's ``data``, as far as the prose reads it: ``n_test`` test reviews."""
+    return BertData(train=[], test=[None] * n_test, vocab=None, mask_id=0)
 
 
 def pretraining(losses: list[float]) -> History:
@@ -60,7 +66,7 @@ def test_masked_lm_reads(curve, at_mask, at_chosen):
 
 @pytest.mark.parametrize("pretrained", [0.90, 0.84, 0.80])  # ahead, level, behind a control at 0.84
 def test_pretrained_vs_control_reads(pretrained):
-    text = prose.pretrained_vs_control(pretrained, 0.84, N_TEST, GPU.bert.max_len)
+    text = prose.pretrained_vs_control(pretrained, 0.84, reviews(N_TEST), GPU)
     assert_reads(text, never_together=[("ahead, beyond", "within the noise")])
     verdict = {0.90: "the pretrained encoder ahead", 0.84: "within the noise", 0.80: "the control ahead"}
     assert verdict[pretrained] in text
@@ -70,7 +76,8 @@ def test_pretrained_vs_control_reads(pretrained):
 
 
 def test_pretrained_vs_control_quotes_what_it_is_given():
-    text = prose.pretrained_vs_control(0.82, 0.81, 1_000, 128, chapter_06={"bag": 0.5, "transformer": 0.75})
+    chapter_06 = {"bag": 0.5, "transformer": 0.75}
+    text = prose.pretrained_vs_control(0.82, 0.81, reviews(1_000), GPU, chapter_06=chapter_06)
     assert_reads(text)
     assert "50.0% and 75.0%" in text
     assert list(CHAPTER_06.values()) == [quoted("06", "bag_accuracy"), quoted("06", "transformer_accuracy")]

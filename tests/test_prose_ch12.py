@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from prose_checks import assert_reads
 
@@ -50,16 +52,15 @@ def test_half_precision(device, speed, said, bpb, ended):
 )
 @pytest.mark.parametrize("device", DEVICES)
 def test_checkpoint_cost_against_the_theory(ratios, than, device):
-    depths = GB.checkpoint_depths
-    text = prose.checkpoint_cost(ratios, depths, repeats=GB.repeats, device=device, load=0.4)
+    text = prose.checkpoint_cost(ratios, GB, device, 0.4)
     assert_reads(text)
     assert f": {than} the $4/3$" in text
-    assert "depths 6, 12, 24 and 48" in text
+    assert "depths 6, 12, 24 and 48" in text and f"median of {GB.repeats} steps per depth" in text
     assert ("thread" in text) == (device == "cpu")
 
 
 def test_checkpoint_cost_one_depth():
-    text = prose.checkpoint_cost([1.31], [12], repeats=1, device="cpu", load=1.0)
+    text = prose.checkpoint_cost([1.31], replace(GB, checkpoint_depths=(12,), repeats=1), "cpu", 1.0)
     assert_reads(text)
     assert "$\\times 1.31$ per step at depth 12: about" in text
 

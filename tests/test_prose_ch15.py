@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 import torch
 from prose_checks import assert_reads
@@ -82,6 +84,12 @@ def test_the_rest_reads():
         wilson_interval(450, 500), wilson_interval(440, 500), wilson_interval(350, 500), (0.05, 0.04, 0.06)
     )
     assert_reads(prose.dpo(prefs, SIZE))
-    assert_reads(prose.oracles([1e-5] * 20, 1_000, 120, 21, True))
-    assert_reads(prose.oracles([1e-5] * 20, 1_000, 120, 0, False))
+    strings = ["a probe string"] * 1_000
+    sparse = SimpleNamespace(missing=frozenset(range(21)))  # SmolLM2's tokeniser lacks 21 byte values
+    with_missing = prose.oracles([1e-5] * 20, strings, 120, sparse, [True] * 1_000)
+    assert_reads(with_missing)
+    assert "21 byte values" in with_missing and "got the same ids" in with_missing
+    without = prose.oracles([1e-5] * 20, strings, 120, SimpleNamespace(), [True] * 999 + [False])
+    assert_reads(without)
+    assert "byte value" not in without and "did **not** all get the same ids" in without
     assert_reads(prose.greedy([True] * 20, 64))

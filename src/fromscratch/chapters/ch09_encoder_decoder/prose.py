@@ -14,6 +14,8 @@ import statistics
 from collections.abc import Sequence
 
 from fromscratch.chapters.ch09_encoder_decoder.pipeline import training_load
+from fromscratch.chapters.ch09_encoder_decoder.profile import TranslationRun
+from fromscratch.metrics.translation import BleuScore
 from fromscratch.training.history import History
 from fromscratch.viz.verdicts import compare, plural, times
 
@@ -69,13 +71,20 @@ def _in_bins(gaps: Sequence[float], who: str) -> str:
 
 
 def bahdanau_by_length(
-    bins: dict[str, Bins], bleu: dict[str, float], *, minutes: float, lengths: Sequence[int]
+    bins: dict[str, Bins],
+    results: dict[str, tuple[BleuScore, list[str]]],
+    rnns: dict[str, tuple[object, History, float]],
+    lengths: Sequence[int],
 ) -> str:
     """Section 9.3: Bahdanau's model against the bottleneck one, on the whole test set and by source length.
 
-    bins: the two models' BLEU bins and bleu: their test BLEU, by model name; minutes: each one's
-    training; lengths: the source length (tokens) of every test sentence.
+    bins: the two models' BLEU bins, by model name; results: ``{name: (test BLEU, translations)}`` as
+    :func:`~fromscratch.chapters.ch09_encoder_decoder.pipeline.evaluate` returns them; rnns: the chapter's
+    ``{name: (model, history, minutes of training)}`` (the longest training is said); lengths: the source
+    length (tokens) of every test sentence.
     """
+    bleu = {name: score.score for name, (score, _) in results.items()}
+    minutes = max(m for *_, m in rnns.values())
     plain, attention = bins[BOTTLENECK], bins[BAHDANAU]
     plain_bleu, attention_bleu = bleu[BOTTLENECK], bleu[BAHDANAU]
     cuts = statistics.quantiles(lengths, n=10, method="inclusive") if len(lengths) > 1 else [lengths[0]] * 9
@@ -152,28 +161,33 @@ def _ranking(scores: dict[str, float]) -> str:
 
 
 def transformer_vs_bahdanau(
-    greedy: dict[str, float],
-    beam: dict[str, float],
+    results: dict[str, tuple[BleuScore, list[str]]],
+    beam: dict[str, tuple[BleuScore, list[str]]],
     bins: dict[str, Bins],
     runs: dict[str, tuple[History, float]],
-    *,
-    beam_size: int,
+    size: TranslationRun,
     device: str,
+    *,
     cores: int | None = None,
 ) -> str:
     """Section 9.4's results: the transformer against Bahdanau's GRU, greedy against greedy and beam
     against beam (the decoding is never picked on the test set).
 
-    greedy, beam: test BLEU by model name; bins: greedy BLEU by source length, by model name; runs:
-    ``{name: (history, minutes of training)}`` (the load average the histories recorded says how busy the
-    machine was); device: ``device.type``; cores: the machine's (default: ``os.cpu_count()``).
+    results, beam: ``{name: (test BLEU, translations)}``, greedy and with a beam of ``size.beam_size``;
+    bins: greedy BLEU by source length, by model name; runs: ``{name: (history, minutes of training)}``,
+    the models compared (the load average the histories recorded says how busy the machine was); size: the
+    chapter's sizes (``prof.translation``); device: ``device.type``; cores: the machine's (default:
+    ``os.cpu_count()``).
     """
+    greedy = {name: results[name][0].score for name in runs}
+    beamed = {name: beam[name][0].score for name in runs}
+    beam_size = size.beam_size
     minutes = max(m for _, m in runs.values())
     loads = [load for history, _ in runs.values() if (load := training_load(history))]
     busiest = max((high for _, high in loads), default=None)
     cores = cores or os.cpu_count() or 1
     by_greedy = compare(greedy[TRANSFORMER], greedy[BAHDANAU], floor=RERUN_NOISE)
-    by_beam = compare(beam[TRANSFORMER], beam[BAHDANAU], floor=RERUN_NOISE)
+    by_beam = compare(beamed[TRANSFORMER], beamed[BAHDANAU], floor=RERUN_NOISE)
     gaps = f"{abs(by_greedy.gap):.1f} points greedily, {abs(by_beam.gap):.1f} with a beam of {beam_size}"
     words = {"ahead": "ahead of", "behind": "behind", "within noise": "within noise of"}
     beam_words = f"with a beam of {beam_size}"
@@ -202,7 +216,7 @@ def transformer_vs_bahdanau(
     )
     text = (
         f"After about {minutes:.1f} minutes of training each ({by_greedy.runs}), greedy test BLEU ranks "
-        f"{_ranking(greedy)}; {beam_words}: {_ranking(beam)}. {verdict} {by_length}."
+        f"{_ranking(greedy)}; {beam_words}: {_ranking(beamed)}. {verdict} {by_length}."
     )
     if device == "cpu" and busiest is not None and busiest > BUSY * cores:
         text += (

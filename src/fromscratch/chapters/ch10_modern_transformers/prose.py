@@ -13,8 +13,10 @@ from collections.abc import Mapping, Sequence
 
 from fromscratch.chapters import get_profile
 from fromscratch.chapters.ch06_imdb_classifier.profile import ImdbRun
+from fromscratch.chapters.ch10_modern_transformers.bert_imdb import BertData
 from fromscratch.chapters.ch10_modern_transformers.label_efficiency import CHAPTER_06
 from fromscratch.chapters.ch10_modern_transformers.label_sizes import LabelEfficiencyRun
+from fromscratch.chapters.ch10_modern_transformers.profile import ModernRun
 from fromscratch.training.history import History
 from fromscratch.viz.verdicts import binomial_se, compare, crossing, join_words, plural, versus_chance
 
@@ -90,16 +92,19 @@ def masked_lm(
 def pretrained_vs_control(
     pretrained: float,
     control: float,
-    n_test: int,
-    max_len: int,
+    data: BertData,
+    run: ModernRun,
     *,
     chapter_06: Mapping[str, float] | None = None,
     reference: ImdbRun | None = None,
 ) -> str:
     """Section 10.5: the pretrained encoder against the control (the same fine-tuning from random weights),
-    one run each, on ``n_test`` test reviews of ``max_len`` words. For scale, chapter 06's ``cpu`` reference
-    run: chapter_06, its bag's and its transformer's accuracy (default: its ``results.json``); reference,
-    its sizes (default: the ``cpu`` profile's)."""
+    one run each: pretrained and control, their test accuracies, on the ``data.test`` reviews of ``data``
+    (the chapter's :func:`~fromscratch.chapters.ch10_modern_transformers.bert_imdb.imdb_for_bert`), read
+    ``run.bert.max_len`` words at a time (run: the chapter's sizes, ``prof.modern``). For scale, chapter
+    06's ``cpu`` reference run: chapter_06, its bag's and its transformer's accuracy (default: its
+    ``results.json``); reference, its sizes (default: the ``cpu`` profile's)."""
+    n_test, max_len = len(data.test), run.bert.max_len
     bag, transformer = (chapter_06 or CHAPTER_06).values()
     reference = reference or get_profile("cpu").imdb
     said = compare(pretrained, control, floor=_noise(pretrained, control, n_test))

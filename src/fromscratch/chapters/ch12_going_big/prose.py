@@ -1,5 +1,5 @@
 """Chapter 12's sentences about its own run: each takes the run's numbers and sizes and returns the text
-the chapter shows under a result, ``viz.prose(prose.checkpoint_cost(ratios, ...))``.
+the chapter shows under a result, ``viz.prose(prose.checkpoint_cost(ratios, gb, device.type, load))``.
 
 The verdicts come from :mod:`fromscratch.viz.verdicts`; tests/test_prose_ch12.py renders every function
 on both sides of each, with the ``gpu`` profile's sizes.
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from fromscratch.chapters.ch12_going_big.profile import GoingBigRun
 from fromscratch.viz.verdicts import join_words, plural, relative_to, times
 
 __all__ = ["THEORY", "checkpoint_cost", "half_precision", "how_timed", "on", "summary"]
@@ -60,11 +61,12 @@ def half_precision(results: Mapping[str, tuple[float, float]], *, steps: int, de
     )
 
 
-def checkpoint_cost(
-    ratios: Sequence[float], depths: Sequence[int], *, repeats: int, device: str, load: float
-) -> str:
-    """12.4's measured cost of checkpointing: ``ratios[i]`` = checkpointed / plain seconds per step at
-    ``depths[i]``, read against the theory's 4/3 (within 10 % counts as "about")."""
+def checkpoint_cost(ratios: Sequence[float], gb: GoingBigRun, device: str, load: float) -> str:
+    """12.4's measured cost of checkpointing, read against the theory's 4/3 (within 10 % counts as
+    "about"): ``ratios[i]`` = checkpointed / plain seconds per step at ``gb.checkpoint_depths[i]``, each
+    the median of ``gb.repeats`` steps (gb: the chapter's sizes, ``prof.going_big``); device:
+    ``device.type``; load: the load average when the timing began."""
+    depths, repeats = gb.checkpoint_depths, gb.repeats
     low = relative_to(min(ratios), THEORY, tol=0.1 * THEORY)
     high = relative_to(max(ratios), THEORY, tol=0.1 * THEORY)
     if low == "above":

@@ -14,16 +14,29 @@ from fromscratch.chapters.ch15_assistant.base_chat import Following
 from fromscratch.chapters.ch15_assistant.paired import Difference, paired_bootstrap
 from fromscratch.chapters.ch15_assistant.preference import Preferences
 from fromscratch.chapters.ch15_assistant.write_back import Survival
+from fromscratch.tokenizers.bpe import BytePairEncoding
 from fromscratch.viz import verdicts as v
 
 
-def oracles(gaps: Sequence[float], strings: int, with_special: int, missing: int, same: bool) -> str:
-    """15.1: how close our logits and token ids came to ``transformers``'."""
-    agree = "got the same ids from both tokenisers" if same else "did **not** all get the same ids"
+def oracles(
+    gaps: Sequence[float],
+    strings: Sequence[str],
+    with_special: int,
+    tokenizer: BytePairEncoding,
+    same: Sequence[bool],
+) -> str:
+    """15.1: how close our logits and token ids came to ``transformers``'.
+
+    gaps: the largest logit difference on each prompt; strings: the probe strings, ``with_special`` of them
+    holding special tokens; tokenizer: ours, read from the GGUF file (a ``SparseByteBPE``'s ``missing``
+    byte values have no token); same: whether both tokenisers gave the same ids, string by string.
+    """
+    missing = len(tokenizer.missing) if hasattr(tokenizer, "missing") else 0
+    probes = v.plural(len(strings), "probe string")
+    agree = "got the same ids from both tokenisers" if all(same) else "did **not** all get the same ids"
     text = (
         f"On {v.plural(len(gaps), 'prompt')} the largest difference between our logits and `transformers`' "
-        f"was {max(gaps):.1e}. The {v.plural(strings, 'probe string')} ({with_special} of them with special "
-        f"tokens) {agree}."
+        f"was {max(gaps):.1e}. The {probes} ({with_special} of them with special tokens) {agree}."
     )
     if missing:
         text += (
