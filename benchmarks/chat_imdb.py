@@ -40,12 +40,12 @@ from fromscratch.chapters.ch15_assistant.assistant_imdb import (
     calibrate,
     content_free_logits,
     labelled,
-    learning_arms,
     prompting_logits,
     sentiment_data,
     shot_sets,
     table_rows,
 )
+from fromscratch.chapters.ch15_assistant.learning_arms import learning_arms
 from fromscratch.data.instructions import (
     ChatBatches,
     arithmetic_examples,

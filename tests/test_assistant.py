@@ -17,7 +17,7 @@ from fromscratch.chapters.ch15_assistant.assistant import (
     prompt_ids,
     stand_in_tokenizer,
 )
-from fromscratch.chapters.ch15_assistant.assistant_imdb import steps_for
+from fromscratch.chapters.ch15_assistant.learning_arms import steps_for
 from fromscratch.data.probes import ODD_STRINGS, probe_strings
 from fromscratch.generate import generate
 from fromscratch.interop.gguf_llama import read_gguf_llama
