@@ -145,4 +145,5 @@ def _race(n, bag, rnn, cnn, tf, spread=0.002):
 def test_race_draws_a_lesson_only_from_seeds_beyond_the_noise(runs, says):
     text = prose.race(GPU, runs, train_reviews=24_000, test_reviews=25_000)
     assert says in text, text
+    assert "GRU (" in text and "CNN (" in text and "rnn" not in text  # the tables' names, not the keys
     assert_reads(text, never_together=[("no lesson", "cheap steps win"), ("no lesson", "does not follow")])

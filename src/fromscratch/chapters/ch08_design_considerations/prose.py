@@ -10,6 +10,7 @@ import math
 import statistics
 from collections.abc import Mapping, Sequence
 
+from fromscratch.chapters.ch08_design_considerations.figures import NAMES
 from fromscratch.viz import verdicts as v
 
 SLOPE_TOL = 0.1  # two slopes (or a slope and its formula) closer than this read as equal
@@ -233,7 +234,10 @@ def race(
     first, second = ranked[:2]
     floor = 2 * math.sqrt(2) * v.binomial_se(mean[first], test_reviews)
     lead = v.compare(mean[first], mean[second], sd=(sd[first], sd[second]), seeds=n, floor=floor)
-    order = ", then ".join(f"{name} ({100 * mean[name]:.1f} %, {steps[name]:,.0f} steps)" for name in ranked)
+    said = {name: NAMES.get(name, name) for name in ranked}  # "rnn" -> "GRU", as the tables say
+    order = ", then ".join(
+        f"{said[name]} ({100 * mean[name]:.1f} %, {steps[name]:,.0f} steps)" for name in ranked
+    )
     cheapest = sorted(steps, key=steps.get, reverse=True)[:2]  # the two that took the most steps
     if not lead.decided:
         why = "one run each" if n == 1 else "within the seeds' spread and the test set's noise"
@@ -243,13 +247,15 @@ def race(
         )
     elif first in cheapest:
         lesson = (
-            f"Across {v.plural(n, 'seed')} {first} leads by more than the noise. At this budget cheap steps "
-            "win: the models that mix positions have more to learn and far fewer updates to learn it with."
+            f"Across {v.plural(n, 'seed')} the {said[first]} leads by more than the noise. At this budget "
+            "cheap steps win: the models that mix positions have more to learn and far fewer updates to "
+            "learn it with."
         )
     else:
         lesson = (
-            f"Across {v.plural(n, 'seed')} {first} leads by more than the noise, and the ranking does not "
-            "follow the step counts: a model with fewer, dearer steps used them better within this budget."
+            f"Across {v.plural(n, 'seed')} the {said[first]} leads by more than the noise, and the ranking "
+            "does not follow the step counts: a model with fewer, dearer steps used them better within this "
+            "budget."
         )
     passes = steps["bag"] * batch / train_reviews
     return (
