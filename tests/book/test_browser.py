@@ -68,7 +68,7 @@ STATE = """(() => ({
   figures: document.querySelectorAll('img[src*="_images/"]').length,
   bertviz: document.querySelectorAll('[id^="bertviz"]').length,
   bertviz_svg: document.querySelectorAll('[id^="bertviz"] svg').length,
-  setup_collapsed: [...document.querySelectorAll('div.cell')]
+  setup_hidden: [...document.querySelectorAll('div.cell')]
       .filter(c => c.textContent.includes('fromscratch.setup(')).slice(0, 1)
       .map(c => c.classList.contains('tag_hide-input')),
 }))()"""
@@ -143,9 +143,9 @@ def test_bertviz_views_render_their_svg(visits, file):
 
 
 @pytest.mark.parametrize("file", CHAPTERS)
-def test_setup_cell_is_collapsed(visits, file):
-    assert visits[file]["setup_collapsed"] in ([], [True]), (
-        f"{file}: tag the setup cell hide-input (nbclean does)"
+def test_setup_cell_is_shown(visits, file):
+    assert visits[file]["setup_hidden"] == [False], (
+        f"{file}: the setup cell (where `device` and `prof` come from) must be on the page, not collapsed"
     )
 
 
