@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from prose_checks import assert_reads
 
@@ -23,16 +25,17 @@ UNLABELLED = 34 - 2 * SIZE.graph_labelled  # the karate club's members less the 
     ],
 )
 def test_sets_the_two_models(settr, deep, meet):
-    text = prose.sets({"DeepSets": deep, "set transformer": settr}, n_sets=SIZE.set_test, steps=6_000)
+    text = prose.sets({"DeepSets": deep, "set transformer": settr}, SIZE)
     assert_reads(text, never_together=[("easier to learn", "DeepSets came out ahead")])
-    assert meet in text and "one run of each" in text and "6,000 steps" in text
+    assert meet in text and "one run of each" in text and f"{SIZE.set_train.steps:,} steps" in text
+    assert f"of the {SIZE.set_test:,} test sets" in text
 
 
 @pytest.mark.parametrize(
     "deep, said", [(0.35, "above guessing"), (0.101, "at guessing"), (0.05, "below guessing")]
 )
 def test_sets_deepsets_against_guessing(deep, said):
-    text = prose.sets({"DeepSets": deep, "set transformer": 0.97}, n_sets=SIZE.set_test, steps=6_000)
+    text = prose.sets({"DeepSets": deep, "set transformer": 0.97}, SIZE)
     assert_reads(text)
     assert f"DeepSets is {said}" in text
 
@@ -60,7 +63,8 @@ def test_images(vit, cnn, said):
 )
 def test_positions(grid, shuffled, relies, apart, lesson):
     bag = grid + apart
-    text = prose.positions(grid, shuffled, bag, bag, n_test=N_TEST, patch=SIZE.vit.patch)
+    scores = {"ViT, grid positions": (grid, shuffled), "ViT, no positions": (bag, bag)}
+    text = prose.positions(scores, n_test=N_TEST, patch=SIZE.vit.patch)
     assert_reads(text)
     assert relies in text and lesson in text
     assert "$4 \\times 4$" in text  # the gpu ViT's patch, not the cpu one's 7
@@ -68,7 +72,8 @@ def test_positions(grid, shuffled, relies, apart, lesson):
 
 
 def test_positions_when_the_patches_alone_are_not_enough():
-    text = prose.positions(0.3, 0.1, 0.1, 0.1, n_test=N_TEST, patch=7)
+    scores = {"ViT, grid positions": (0.3, 0.1), "ViT, no positions": (0.1, 0.1)}
+    text = prose.positions(scores, n_test=N_TEST, patch=7)
     assert_reads(text)
     assert "no more than guessing" in text and "$7 \\times 7$" in text
 
@@ -97,7 +102,7 @@ def test_local_mask(local, full, verdict, fitted, fit):
     first = SIZE.local_sizes[0]
     trained = {n: [fitted or statistics_mean(r[first])] * SIZE.local_seeds for n, r in results.items()}
     steps, batch = SIZE.local_train.steps, SIZE.image_batch
-    text = prose.local_mask(results, trained, steps=steps, batch=batch, n_test=N_TEST)
+    text = prose.local_mask(results, trained, SIZE, n_test=N_TEST)
     assert_reads(text)
     assert verdict in text and fit in text
     flat = " ".join(text.split())
@@ -113,7 +118,8 @@ def statistics_mean(values):
 def test_local_mask_one_seed_decides_nothing():
     results = _results((0.92, 0.93, 0.93), (0.79, 0.81, 0.80), seeds=1)
     trained = {n: [0.95] for n in results}
-    text = prose.local_mask(results, trained, steps=10, batch=32, n_test=500)
+    size = replace(SIZE, local_train=replace(SIZE.local_train, steps=10), image_batch=32)
+    text = prose.local_mask(results, trained, size, n_test=500)
     assert_reads(text)
     assert "in its one run (one seed decides nothing)" in text and "one run each" in text
     assert "got further" not in text
@@ -155,14 +161,15 @@ def test_graph_one_draw():
 
 
 def test_summary():
-    local = prose.local_verdict(_results((0.92, 0.93, 0.93), (0.79, 0.81, 0.80)), n_test=N_TEST)
+    results = _results((0.92, 0.93, 0.93), (0.79, 0.81, 0.80))
     graph = {"graph mask, 1 layer": [0.7, 0.72], "label propagation (no parameters)": [0.74, 0.73]}
     text = prose.summary(
         {"DeepSets": 0.41, "set transformer": 0.97},
         {"ViT": 0.9848, "CNN": 0.9948},
-        local,
+        results,
         graph,
-        seeds=SIZE.local_seeds,
+        n_test=N_TEST,
     )
     assert_reads(text)
     assert "(3 seeds)" in text and "(one run each)" in text
+    assert prose.local_verdict(results, n_test=N_TEST) in text

@@ -82,6 +82,18 @@ def test_timing(device, parts, said, steps):
     assert ("fewer steps" in text) == (steps[0] != steps[1])
 
 
+def test_ladder_and_timing_joins_the_two_paragraphs():
+    change = _change([-0.4, -0.35, -0.45])
+    step_ms = dict.fromkeys(NAMES, 12.0)
+    parts = _parts(0.3, 0.1, 2.0, 1.0)
+    text = prose.ladder_and_timing(change, step_ms, parts, SIZE, "cuda", 0.5)
+    assert_reads(text)
+    ladder = prose.ladder(change, seeds=SIZE.seeds)
+    timing = prose.timing(step_ms, parts, repeats=SIZE.timing_repeats, device="cuda", load=0.5)
+    assert text == f"{ladder}\n\n{timing}"
+    assert f"median of {SIZE.timing_repeats} runs" in text
+
+
 @pytest.mark.parametrize(
     "token, said", [(0.5, "times faster"), (2.0, "times slower"), (1.0, "about as fast")]
 )
@@ -90,21 +102,13 @@ def test_gqa_decoding(token, said):
     heads = SIZE.gqa.heads
     mib = [24.0 * k / heads for k in kv]
     token_ms = [token if k == kv[0] else 1.0 for k in kv]
-    text = prose.gqa_decoding(
-        kv,
-        mib,
-        [900.0] * len(kv),
-        token_ms,
-        heads=heads,
-        batch=SIZE.gqa_batch,
-        prompt=SIZE.gqa_prompt,
-        new=SIZE.gqa_new,
-        repeats=SIZE.gqa_repeats,
-        device="cuda",
-    )
+    text = prose.gqa_decoding(kv, mib, [900.0] * len(kv), token_ms, SIZE, "cuda")
     assert_reads(text)
     assert said in text
     assert f"all {heads} key/value heads" in text and f"exactly {heads:g} times smaller" in flat(text)
+    assert f"the {SIZE.gqa_batch} prompts of {SIZE.gqa_prompt:,} tokens" in flat(text)
+    assert f"median of {SIZE.gqa_repeats} runs" in text
+    assert f"decodes {SIZE.gqa_new:,} tokens" in flat(text)
 
 
 @pytest.mark.parametrize(
@@ -114,17 +118,9 @@ def test_summary_names_the_gqa_models_heads(best, moved):
     kv = sorted(SIZE.gqa_kv_heads)
     heads = SIZE.gqa.heads  # 12 at gpu: not stories260K's 8
     step_ms = dict.fromkeys(NAMES, 10.0)
-    text = prose.summary(
-        _change(best),
-        step_ms,
-        kv,
-        [24.0 * k / heads for k in kv],
-        [1.0] * len(kv),
-        seeds=SIZE.seeds,
-        steps=SIZE.train.steps,
-        heads=heads,
-    )
+    text = prose.summary(_change(best), step_ms, kv, [24.0 * k / heads for k in kv], [1.0] * len(kv), SIZE)
     assert_reads(text)
     assert moved in flat(text)
+    assert f"({SIZE.train.steps:,} steps per rung, {SIZE.seeds} seeds)" in flat(text)
     assert f"1 key/value head instead of {heads}: a cache {heads:g} times smaller" in flat(text)
     assert "moved the loss most" not in text

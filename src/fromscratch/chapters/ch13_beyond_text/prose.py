@@ -1,5 +1,5 @@
 """Chapter 13's sentences about its own run: each takes the run's numbers and sizes and returns the text
-the chapter shows under a result, ``viz.prose(prose.sets(set_accuracy, ...))``.
+the chapter shows under a result, ``viz.prose(prose.sets(set_accuracy, size))``.
 
 Accuracies are fractions measured on ``n`` test items; a gap counts when it is larger than twice the
 standard error of the accuracies compared (:func:`~fromscratch.viz.verdicts.binomial_se`) and, across
@@ -14,6 +14,7 @@ import math
 import statistics
 from collections.abc import Mapping, Sequence
 
+from fromscratch.chapters.ch13_beyond_text.profile import BeyondRun
 from fromscratch.viz.verdicts import Comparison, binomial_se, compare, join_words, plural, versus_chance
 
 __all__ = ["graph", "images", "local_mask", "local_verdict", "positions", "sets", "summary"]
@@ -41,9 +42,11 @@ def _flat(text: str) -> str:
 
 
 # --- 13.1 sets ------------------------------------------------------------------------------------
-def sets(accuracy: Mapping[str, float], *, n_sets: int, steps: int) -> str:
-    """13.1: ``accuracy`` = ``{"DeepSets": ..., "set transformer": ...}`` on ``n_sets`` test sets, one
-    run of each after the same ``steps``."""
+def sets(accuracy: Mapping[str, float], size: BeyondRun) -> str:
+    """13.1: ``accuracy`` = ``{"DeepSets": ..., "set transformer": ...}`` on the ``size.set_test`` test
+    sets, one run of each after the same ``size.set_train.steps``; size: the chapter's run
+    (``prof.beyond``)."""
+    n_sets, steps = size.set_test, size.set_train.steps
     deep, settr = accuracy["DeepSets"], accuracy["set transformer"]
     said = _accuracies(settr, deep, n_sets)
     if said.side == "ahead":
@@ -84,11 +87,11 @@ def images(scores: Mapping[str, float], *, n_test: int) -> str:
     of that a different seed would change, one run cannot say.""")
 
 
-def positions(
-    grid: float, grid_shuffled: float, bag: float, bag_shuffled: float, *, n_test: int, patch: int
-) -> str:
-    """13.2, the order of the patches: the ViT with grid positions and the one without (``bag``), each
-    on the test digits and on the same digits with their patches shuffled; one run of each."""
+def positions(scores: Mapping[str, tuple[float, float]], *, n_test: int, patch: int) -> str:
+    """13.2, the order of the patches: ``scores`` = ``{"ViT, grid positions": (plain, shuffled), "ViT,
+    no positions": (plain, shuffled)}``, in that order: each ViT's accuracy on the ``n_test`` test
+    digits and on the same digits with their ``patch`` x ``patch`` patches shuffled; one run of each."""
+    (grid, grid_shuffled), (bag, bag_shuffled) = scores.values()
     shuffle = _accuracies(grid_shuffled, grid, n_test)
     relies = {
         "behind": "it relies on where each patch is",
@@ -165,17 +168,18 @@ def _sizes(counts: Sequence[int]) -> str:
 def local_mask(
     results: Mapping[str, Mapping[int, Sequence[float]]],
     fitted: Mapping[str, Sequence[float]],
+    size: BeyondRun,
     *,
-    steps: int,
-    batch: int,
     n_test: int,
 ) -> str:
     """13.2's comparison of the local mask and full attention at several training-set sizes.
 
     results: ``{"local attention": {count: [test accuracy per seed]}, "full attention": {...}}``; fitted:
     ``{"local attention": [accuracy on its own training digits per seed], ...}`` at the smallest size;
-    every run ``steps`` batches of ``batch`` digits, scored on ``n_test`` test digits.
+    size: the chapter's run (``prof.beyond``): every run ``size.local_train.steps`` batches of
+    ``size.image_batch`` digits, scored on ``n_test`` test digits.
     """
+    steps, batch = size.local_train.steps, size.image_batch
     counts = list(results["local attention"])
     first, last = counts[0], counts[-1]
     seeds = len(results["local attention"][first])
@@ -274,12 +278,17 @@ def graph(scores: Mapping[str, Sequence[float]], *, unlabelled: int) -> str:
 def summary(
     set_accuracy: Mapping[str, float],
     image_scores: Mapping[str, float],
-    local: str,
+    local_results: Mapping[str, Mapping[int, Sequence[float]]],
     graph_scores: Mapping[str, Sequence[float]],
     *,
-    seeds: int,
+    n_test: int,
 ) -> str:
-    """The Summary's line about this run; ``local``: :func:`local_verdict`'s words."""
+    """The Summary's line about this run: ``set_accuracy`` as :func:`sets` takes it, ``image_scores`` as
+    :func:`images`, ``local_results`` as :func:`local_mask` takes its ``results`` (said in
+    :func:`local_verdict`'s words, scored on ``n_test`` test digits, one accuracy per seed) and
+    ``graph_scores`` as :func:`graph`."""
+    local = local_verdict(local_results, n_test=n_test)
+    seeds = len(next(iter(local_results["local attention"].values())))
     means = {name: statistics.mean(v) for name, v in graph_scores.items()}
     masked = {name: m for name, m in means.items() if name.startswith("graph mask")}
     best = max(masked, key=masked.get)

@@ -1,5 +1,5 @@
 """Chapter 14's sentences about its own run: each takes the run's numbers and sizes and returns the text
-the chapter shows under a result, ``viz.prose(prose.ladder(change, seeds=size.seeds))``.
+the chapter shows under a result, ``viz.prose(prose.summary(change, step_ms, kv_list, mib, token_ms, size))``.
 
 A rung of the ladder counts as a change only when it moves the loss the same way in every seed (the
 rule 14.1 teaches); one seed decides nothing. Ratios are said with
@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from fromscratch.chapters.ch14_modern_decoders.profile import DecodersRun
 from fromscratch.viz.verdicts import plural, times
 
-__all__ = ["gqa_decoding", "ladder", "on", "rung_verdict", "summary", "timing"]
+__all__ = ["gqa_decoding", "ladder", "ladder_and_timing", "on", "rung_verdict", "summary", "timing"]
 
 
 def on(device: str) -> str:
@@ -96,22 +97,45 @@ def timing(
     PyTorch's fused LayerNorm ({rms:.3f} against {layer:.3f} ms).""")
 
 
+def ladder_and_timing(
+    change: Mapping[str, Sequence[float]],
+    step_ms: Mapping[str, float],
+    part_ms: Mapping[str, float],
+    size: DecodersRun,
+    device: str,
+    load: float,
+) -> str:
+    """14.1's two paragraphs under the ladder's table: :func:`ladder` then :func:`timing`.
+
+    change: ``{rung name: [bits per byte minus the rung above's, per seed]}``; step_ms: ``{rung: ms per
+    training step}``; part_ms: ms of a forward and backward of ``{LayerNorm, RMSNorm, MLP, SwiGLU}``, in
+    that order; size: the chapter's run (``prof.decoders``: its ``seeds`` and ``timing_repeats``);
+    device: where the timing pass ran (``device.type``); load: the load average when it began.
+    """
+    said = ladder(change, seeds=size.seeds)
+    timed = timing(step_ms, part_ms, repeats=size.timing_repeats, device=device, load=load)
+    return f"{said}\n\n{timed}"
+
+
 # --- 14.2 grouped-query attention -----------------------------------------------------------------
 def gqa_decoding(
     kv: Sequence[int],
     mib: Sequence[float],
     prefill_ms: Sequence[float],
     token_ms: Sequence[float],
-    *,
-    heads: int,
-    batch: int,
-    prompt: int,
-    new: int,
-    repeats: int,
+    size: DecodersRun,
     device: str,
 ) -> str:
-    """14.2's measurement: for each key/value head count in ``kv`` (sorted, ``heads`` among them), the
-    cache in MiB, the prefill of ``batch`` prompts of ``prompt`` tokens and one cached decoding step."""
+    """14.2's measurement: for each key/value head count in ``kv`` (sorted, the decoder's ``heads`` among
+    them), the cache in MiB (``mib``), the prefill of ``batch`` prompts of ``prompt`` tokens
+    (``prefill_ms``) and one cached decoding step (``token_ms``), medians of ``repeats`` runs.
+
+    size: the chapter's run (``prof.decoders``): ``size.gqa.heads``, ``size.gqa_batch``,
+    ``size.gqa_prompt``, ``size.gqa_new`` (the tokens decoded after the prefill), ``size.gqa_repeats``;
+    device: where it was timed (``device.type``).
+    """
+    heads, batch, prompt = size.gqa.heads, size.gqa_batch, size.gqa_prompt
+    new, repeats = size.gqa_new, size.gqa_repeats
     mha, mqa = kv.index(heads), 0  # all heads (multi-head), the fewest
     speed = times(token_ms[mha] / token_ms[mqa], digits=2)
     share = prefill_ms[mha] / (prefill_ms[mha] + new * token_ms[mha])
@@ -133,12 +157,13 @@ def summary(
     kv: Sequence[int],
     mib: Sequence[float],
     token_ms: Sequence[float],
-    *,
-    seeds: int,
-    steps: int,
-    heads: int,
+    size: DecodersRun,
 ) -> str:
-    """The Summary's lines about this run; ``heads``: the query heads of 14.2's decoder."""
+    """The Summary's lines about this run: ``change`` and ``step_ms`` as :func:`ladder_and_timing` takes
+    them, ``kv``, ``mib`` and ``token_ms`` as :func:`gqa_decoding`; size: the chapter's run
+    (``prof.decoders``: the ladder's ``seeds`` and ``train.steps``, ``gqa.heads`` the query heads of
+    14.2's decoder)."""
+    seeds, steps, heads = size.seeds, size.train.steps, size.gqa.heads
     best = min(change, key=lambda name: _mean(change[name]))
     gain = -_mean(change[best])
     if gain > 0:
