@@ -114,29 +114,6 @@ def test_every_chapter_is_in_the_table_of_contents():
         assert f"notebooks/{path.stem}" in toc, f"{path.name} is missing from _toc.yml"
 
 
-HIDING_TAGS = {"remove-input", "hide-input", "remove-cell"}
-
-
-def hidden_code_lines(path: Path) -> int:
-    """Code lines the book does not show: non-blank, non-comment lines of code cells tagged `remove-input`,
-    `hide-input` (the exercises' collapsed solutions) or `remove-cell`."""
-    return sum(
-        1
-        for cell in code_cells(path)
-        if HIDING_TAGS & set(cell.metadata.get("tags", []))
-        for line in cell.source.splitlines()
-        if line.strip() and not line.lstrip().startswith("#")
-    )
-
-
-def test_the_book_hides_little_code():
-    """From chapter 06 on, results are visible tables and the prose cells one line each: at most 300 hidden
-    lines in chapters 06 and later (the house, third pass; 1,407 in 06-15 before it), solutions included."""
-    later = [path for path in NOTEBOOKS if int(path.name[:2]) >= 6]
-    hidden = {path.name[:2]: hidden_code_lines(path) for path in later}
-    assert sum(hidden.values()) <= 300, f"hidden code lines per chapter: {hidden}"
-
-
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_a_prose_cell_is_one_call(path):
     """A computed-prose cell (tagged `remove-input`) defines nothing (the verdicts live in the chapter's

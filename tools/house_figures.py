@@ -67,6 +67,8 @@ def closure(path: Path) -> set[Path]:
 
 
 def hidden_lines(notebook: Path) -> int:
+    """Code lines the book does not show: non-blank, non-comment lines of code cells tagged
+    ``remove-input``, ``hide-input`` (the exercises' collapsed solutions) or ``remove-cell``."""
     cells = json.loads(notebook.read_text())["cells"]
     return sum(
         1
