@@ -74,10 +74,10 @@ def main() -> None:
         f"torch {torch.__version__}, {platform.processor() or platform.machine()}, "
         f"{torch.get_num_threads()} CPU threads"
     )
-    table(get_profile(args.profile or "cpu").attention, torch.device("cpu"), not args.no_kinds)
+    table(get_profile(args.profile or "cpu").ch02, torch.device("cpu"), not args.no_kinds)
     if torch.cuda.is_available():
         print(f"\nGPU: {torch.cuda.get_device_name()}")
-        table(get_profile(args.profile or "gpu").attention, torch.device("cuda"), not args.no_kinds)
+        table(get_profile(args.profile or "gpu").ch02, torch.device("cuda"), not args.no_kinds)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Benchmark: our small BERT on IMDb, pretrained with masked LM then fine-tuned (chapter 10).
 
-With the sizes of ``get_profile("cpu").modern`` (or another profile's), on 2 CPU threads:
+With the sizes of ``get_profile("cpu").ch10`` (or another profile's), on 2 CPU threads:
 
 1. masked-LM pretraining on the 50,000 unlabelled reviews and the 25,000 training reviews' text;
 2. fine-tuning on the 25,000 labelled training reviews;
@@ -83,7 +83,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    run = get_profile("smoke" if args.quick else args.profile).modern
+    run = get_profile("smoke" if args.quick else args.profile).ch10
     if args.pretrain_steps is not None:
         run = dataclasses.replace(
             run, pretraining=dataclasses.replace(run.pretraining, steps=args.pretrain_steps)

@@ -97,7 +97,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
-    size = get_profile(args.profile).chat
+    size = get_profile(args.profile).ch15
     labels = [int(n) for n in args.labels.split(",")] if args.labels else list(size.labels)
     seeds = args.seeds or size.seeds
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")

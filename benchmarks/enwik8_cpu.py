@@ -1,6 +1,6 @@
 """Benchmark: the `cpu` profile's enwik8 generator after 10 minutes of training on 2 CPU threads.
 
-Trains ``Generator(get_profile("cpu").enwik8.model)`` with ``fromscratch.training`` for a fixed
+Trains ``Generator(get_profile("cpu").ch07.model)`` with ``fromscratch.training`` for a fixed
 wall-clock budget and prints bits per byte on held-out bytes (the first ``eval_bytes`` of the
 validation split, every byte scored once, see ``fromscratch.metrics.bits_per_byte``).
 
@@ -67,7 +67,7 @@ def main() -> int:
 
     torch.set_num_threads(args.threads)
     seed_everything(args.seed)
-    run = get_profile("cpu").enwik8
+    run = get_profile("cpu").ch07
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", enwik8.PrefixWarning)  # said below, in the results

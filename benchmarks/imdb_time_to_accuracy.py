@@ -1,6 +1,6 @@
 """Benchmark: how accurate the `cpu` profile's IMDb classifier gets, and how long it takes (chapter 06).
 
-Trains chapter 06's mean-pooling ``Classifier`` with the sizes of ``get_profile("cpu").imdb`` (or
+Trains chapter 06's mean-pooling ``Classifier`` with the sizes of ``get_profile("cpu").ch06`` (or
 another profile's) with ``fromscratch.training`` on 2 CPU threads, on the training reviews the chapter
 uses (all but its ``valid_reviews`` held out), then scores the whole test set (25,000 reviews). It prints
 the wall time of each phase, from reading the reviews to the last test prediction, and the test
@@ -84,7 +84,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    run = get_profile("smoke" if args.quick else args.profile).imdb
+    run = get_profile("smoke" if args.quick else args.profile).ch06
     seed_everything(args.seed)
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     print(

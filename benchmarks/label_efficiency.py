@@ -3,7 +3,7 @@
 Fine-tunes, with the course's ``train``, from three starting points on N labelled IMDb training
 reviews (balanced) and scores every run on the same balanced test reviews:
 
-- ``random``: our BERT (``prof.modern.bert``) from random weights;
+- ``random``: our BERT (``prof.ch10.bert``) from random weights;
 - ``ours``: the same BERT after chapter 10's masked-LM pretraining: the same ``train`` call and
   checkpoint name as the chapter (``bert_checkpoint``), trained first if missing (``cpu``: ~12 min);
 - ``minilm``: the real all-MiniLM-L6-v2 loaded into our ``BertEncoder``, WordPiece tokens.
@@ -134,7 +134,7 @@ def main() -> None:
     signal.signal(signal.SIGINT, stop)  # background jobs start with SIGINT ignored
     args = parse()
     torch.set_num_threads(args.threads)
-    modern = get_profile(args.profile).modern
+    modern = get_profile(args.profile).ch10
     run = modern.label_efficiency
     if args.seeds is not None:
         run = replace(run, seeds=args.seeds)

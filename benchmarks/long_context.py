@@ -214,7 +214,7 @@ def main() -> None:
     args = parser.parse_args()
     parts = args.parts.split(",")
     torch.set_num_threads(args.threads)
-    run = get_profile(args.profile).long_context
+    run = get_profile(args.profile).ch11
     print(
         f"load average at start: {os.getloadavg()}; {platform.processor() or platform.machine()}, "
         f"torch {torch.__version__}, {torch.get_num_threads()} threads, profile {args.profile}"

@@ -198,7 +198,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
-    run = get_profile(args.profile).decoders
+    run = get_profile(args.profile).ch14
     if args.steps:
         run = replace(run, train=replace(run.train, steps=args.steps, warmup_steps=args.steps // 10))
     print(

@@ -305,7 +305,7 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     seed_everything(args.seed)
-    run = get_profile(args.profile).sequence
+    run = get_profile(args.profile).ch08
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     name = (
         torch.cuda.get_device_name() if device.type == "cuda" else platform.processor() or platform.machine()

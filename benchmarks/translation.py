@@ -132,7 +132,7 @@ def main() -> None:
     args = parser.parse_args()
 
     prof = get_profile(args.profile)
-    run = prof.translation
+    run = prof.ch09
     device = pick_device() if args.profile == "gpu" else torch.device("cpu")
     if prof.cpu_threads:
         torch.set_num_threads(prof.cpu_threads)

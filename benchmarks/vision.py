@@ -2,7 +2,7 @@
 odd-one-out set task (DeepSets against the set transformer at the same steps), and the local attention
 mask against full attention at several training-set sizes and seeds.
 
-The models and budgets are the run profile's (``get_profile("cpu").beyond``): the ViT ``vit`` and the
+The models and budgets are the run profile's (``get_profile("cpu").ch13``): the ViT ``vit`` and the
 CNN ``cnn`` are each trained for ``reference`` (10 minutes of training steps in ``cpu``) on all 60,000
 training images, with the same batches, learning rate and augmentation, then scored on all 10,000
 test images. The targets (2 CPU cores): the ViT at least 98.0 % on MNIST; the set transformer at least
@@ -160,7 +160,7 @@ def main() -> None:
     parser.add_argument("--local-steps", type=int, help="replace the steps of the local/full comparison")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    run = get_profile("smoke" if args.quick else args.profile).beyond
+    run = get_profile("smoke" if args.quick else args.profile).ch13
     if args.minutes is not None:
         run = replace(run, reference=replace(run.reference, minutes=args.minutes))
     if args.local_steps is not None:

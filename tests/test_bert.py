@@ -118,7 +118,7 @@ def test_bert_checkpoints_change_with_every_part_of_the_run():
     from fromscratch.chapters import get_profile
     from fromscratch.chapters.ch10_modern_transformers.bert_imdb import bert_checkpoint
 
-    run = get_profile("smoke").modern
+    run = get_profile("smoke").ch10
     pretraining, finetuning = bert_checkpoint(run, "pretraining"), bert_checkpoint(run, "finetuning")
     assert pretraining.name.startswith("10_bert_pretraining-") and pretraining != finetuning
     assert bert_checkpoint(run, "pretraining") == pretraining  # the chapter and the benchmark agree
@@ -139,7 +139,7 @@ def test_imdb_for_bert_puts_mask_last_after_the_special_table(mirror):
     from fromscratch.chapters.ch10_modern_transformers.bert_imdb import imdb_for_bert, pretraining_batches
     from fromscratch.tokenizers.special import CLS, PAD, UNK, WORD_SPECIALS
 
-    run = get_profile("smoke").modern
+    run = get_profile("smoke").ch10
     data = imdb_for_bert(run)
     assert data.vocab.itos[: len(WORD_SPECIALS)] == list(WORD_SPECIALS)
     assert (data.vocab.stoi["<pad>"], data.vocab.stoi["<unk>"], data.vocab.stoi["<cls>"]) == (PAD, UNK, CLS)

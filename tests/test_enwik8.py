@@ -46,7 +46,7 @@ def small_mirror(tmp_path, monkeypatch):
 
 def test_mirror_prefix_is_used_for_the_smoke_profile_and_says_so(mirror, tmp_path, monkeypatch):
     monkeypatch.setenv("FROMSCRATCH_DATA", str(tmp_path / "cache"))  # unpack into a fresh cache
-    data_bytes = get_profile("smoke").enwik8.data_bytes
+    data_bytes = get_profile("smoke").ch07.data_bytes
     assert data_bytes <= enwik8.PREFIX_BYTES
     with pytest.warns(enwik8.PrefixWarning, match="NOT the standard split"):
         data = enwik8.load(data_bytes, progressbar=False)

@@ -90,7 +90,7 @@ def test_shapes_attention_and_context_limit():
 
 def test_built_from_every_profile():
     for name in ("smoke", "cpu", "gpu"):
-        run = get_profile(name).enwik8
+        run = get_profile(name).ch07
         model = Generator(run.model)
         assert model.config == run.model and len(model.stack.blocks) == run.model.depth
         assert model.context == run.model.context and model.vocab_size == 256

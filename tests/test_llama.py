@@ -152,7 +152,7 @@ def test_bad_configs_and_inputs_say_what_to_do():
 
 def test_every_profile_ladder_changes_one_thing_at_a_time():
     for name in ("smoke", "cpu", "gpu"):
-        ladder = get_profile(name).decoders.ladder
+        ladder = get_profile(name).ch14.ladder
         assert len(ladder) == 6
         changed = [
             sorted(k for k in vars(a) if getattr(a, k) != getattr(b, k))

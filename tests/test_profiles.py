@@ -35,11 +35,11 @@ def test_unknown_profile_is_a_clear_error(monkeypatch):
 
 def test_profiles_grow_from_smoke_to_gpu():
     smoke, cpu, gpu = (profiles.get_profile(n) for n in profiles.PROFILE_NAMES)
-    assert smoke.imdb.model.emb <= cpu.imdb.model.emb <= gpu.imdb.model.emb
-    assert smoke.enwik8.model.context <= cpu.enwik8.model.context <= gpu.enwik8.model.context
-    classifier, generator = gpu.imdb.model, gpu.enwik8.model  # the blog's
+    assert smoke.ch06.model.emb <= cpu.ch06.model.emb <= gpu.ch06.model.emb
+    assert smoke.ch07.model.context <= cpu.ch07.model.context <= gpu.ch07.model.context
+    classifier, generator = gpu.ch06.model, gpu.ch07.model  # the blog's
     assert (classifier.depth, classifier.max_len, classifier.emb, classifier.heads) == (6, 512, 128, 8)
-    assert (generator.depth, generator.emb, generator.context, gpu.enwik8.batch_size) == (12, 256, 256, 32)
+    assert (generator.depth, generator.emb, generator.context, gpu.ch07.batch_size) == (12, 256, 256, 32)
 
 
 def test_setup_seeds_and_reports(monkeypatch, capsys):
@@ -60,18 +60,18 @@ def test_early_runs_hold_model_and_train_configs():
 
     for name in profiles.PROFILE_NAMES:
         prof = profiles.get_profile(name)
-        assert isinstance(prof.imdb.model, ClassifierConfig)
-        assert isinstance(prof.enwik8.model, GeneratorConfig)
-        for run in (prof.movielens, prof.imdb, prof.enwik8):
+        assert isinstance(prof.ch06.model, ClassifierConfig)
+        assert isinstance(prof.ch07.model, GeneratorConfig)
+        for run in (prof.ch01, prof.ch06, prof.ch07):
             assert isinstance(run.train, TrainConfig) and not hasattr(run, "tag")
-        assert isinstance(prof.enwik8.demo, TrainConfig) and prof.enwik8.demo.lr == prof.enwik8.train.lr
-        assert prof.imdb.model.vocab_size == prof.imdb.vocab_words + len(SPECIALS)
-        assert prof.imdb.train.epochs is not None and prof.enwik8.train.steps is not None
-        assert prof.movielens.train.precision == "fp32"  # dot products of short vectors: no mixed precision
-    assert profiles.get_profile("gpu").imdb.model == ClassifierConfig(
+        assert isinstance(prof.ch07.demo, TrainConfig) and prof.ch07.demo.lr == prof.ch07.train.lr
+        assert prof.ch06.model.vocab_size == prof.ch06.vocab_words + len(SPECIALS)
+        assert prof.ch06.train.epochs is not None and prof.ch07.train.steps is not None
+        assert prof.ch01.train.precision == "fp32"  # dot products of short vectors: no mixed precision
+    assert profiles.get_profile("gpu").ch06.model == ClassifierConfig(
         dropout=0.1
     )  # the blog's model, with dropout
-    assert profiles.get_profile("gpu").enwik8.model == GeneratorConfig()  # the blog's model
+    assert profiles.get_profile("gpu").ch07.model == GeneratorConfig()  # the blog's model
 
 
 def test_modern_runs_hold_bert_and_train_configs():
@@ -80,14 +80,14 @@ def test_modern_runs_hold_bert_and_train_configs():
     from fromscratch.training import TrainConfig
 
     for name in profiles.PROFILE_NAMES:
-        run = profiles.get_profile(name).modern
+        run = profiles.get_profile(name).ch10
         assert isinstance(run.bert, BertConfig)
         assert isinstance(run.pretraining, TrainConfig) and isinstance(run.finetuning, TrainConfig)
         assert run.bert.vocab_size == run.vocab_words + len(WORD_SPECIALS) + 1  # [MASK] is the last id
         assert run.pretraining.steps and run.finetuning.epochs and run.pretrain_len <= run.bert.max_len
         assert run.pretrain_len == run.bert.max_len  # pretrained at the length it is fine-tuned at
         assert 0 < run.mask_rate < 1
-    cpu = profiles.get_profile("cpu").modern  # the sizes 10.6's measured numbers were taken with
+    cpu = profiles.get_profile("cpu").ch10  # the sizes 10.6's measured numbers were taken with
     assert (cpu.bert.emb, cpu.bert.heads, cpu.bert.depth, cpu.bert.max_len) == (64, 4, 2, 128)
     assert (cpu.pretraining.steps, cpu.pretraining.lr, cpu.mask_rate, cpu.finetuning.lr) == (
         12_000,
@@ -105,7 +105,7 @@ def test_translation_run_holds_its_models_and_training_configs():
     from fromscratch.training import TrainConfig
 
     for name in profiles.PROFILE_NAMES:
-        run = profiles.get_profile(name).translation
+        run = profiles.get_profile(name).ch09
         assert isinstance(run.model, EncoderDecoderConfig) and isinstance(run.rnn, RNNSeq2SeqConfig)
         assert isinstance(run.train, TrainConfig) and isinstance(run.rnn_train, TrainConfig)
         assert run.model.src_vocab_size == run.model.tgt_vocab_size == run.rnn.vocab_size == run.vocab_size
@@ -129,9 +129,16 @@ def test_sequence_runs_hold_model_and_train_configs():
     from fromscratch.training import TrainConfig
 
     for name in profiles.PROFILE_NAMES:
-        run = profiles.get_profile(name).sequence
+        run = profiles.get_profile(name).ch08
         assert all(isinstance(c, SequenceClassifierConfig) for c in (run.transformer, run.rnn, run.cnn))
         assert (run.rnn.encoder, run.cnn.encoder) == ("rnn", "cnn")
         assert isinstance(run.task_train, TrainConfig) and run.task_train.steps is not None
         # 8.4 races on the clock: a time budget only, the same TrainConfig for every model
         assert run.imdb_train.minutes and run.imdb_train.steps is None and run.imdb_train.epochs is None
+
+
+def test_runs_are_named_by_chapter():
+    prof = profiles.get_profile("smoke")
+    assert set(prof.runs) == {"ch01", "ch02"} | {f"ch{n:02d}" for n in range(6, 17)}
+    with pytest.raises(AttributeError, match="no run 'imdb'.*ch06"):
+        _ = prof.imdb

@@ -12,7 +12,7 @@ from fromscratch.chapters import get_profile
 from fromscratch.chapters.ch06_imdb_classifier import prose
 from fromscratch.training.history import History
 
-GPU = get_profile("gpu").imdb
+GPU = get_profile("gpu").ch06
 VALID, TEST = GPU.valid_reviews, 25_000
 
 

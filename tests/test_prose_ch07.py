@@ -10,7 +10,7 @@ from fromscratch.chapters import get_profile
 from fromscratch.chapters.ch07_masking_generation import prose
 from fromscratch.training.history import History
 
-GPU = get_profile("gpu").enwik8
+GPU = get_profile("gpu").ch07
 QUARTER = GPU.demo.steps // 4
 
 

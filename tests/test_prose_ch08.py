@@ -9,7 +9,7 @@ from fromscratch.chapters import get_profile
 from fromscratch.chapters.ch08_design_considerations import prose
 from fromscratch.metrics.paths import conv_reach
 
-GPU = get_profile("gpu").sequence
+GPU = get_profile("gpu").ch08
 LENGTHS = list(GPU.timing_lengths)  # 64 ... 8192
 DISTANCES = list(GPU.task_distances)
 

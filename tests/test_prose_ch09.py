@@ -12,7 +12,7 @@ from fromscratch.chapters.ch09_encoder_decoder.prose import BAHDANAU, BOTTLENECK
 from fromscratch.metrics.translation import BleuScore
 from fromscratch.training.history import History
 
-GPU = get_profile("gpu").translation
+GPU = get_profile("gpu").ch09
 LABELS = ["0-9", "10-13", "14-17", "18-21", "22-25", "26+"]
 COUNTS = [180, 260, 250, 160, 90, 60]
 

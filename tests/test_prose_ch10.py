@@ -15,7 +15,7 @@ from fromscratch.chapters.ch10_modern_transformers.label_efficiency import CHAPT
 from fromscratch.chapters.results import quoted
 from fromscratch.training.history import History
 
-GPU = get_profile("gpu").modern
+GPU = get_profile("gpu").ch10
 FEW = GPU.label_efficiency
 N_TEST = 25_000  # the gpu profile scores all the test reviews
 
@@ -71,7 +71,7 @@ def test_pretrained_vs_control_reads(pretrained):
     verdict = {0.90: "the pretrained encoder ahead", 0.84: "within the noise", 0.80: "the control ahead"}
     assert verdict[pretrained] in text
     assert f"{quoted('06', 'bag_accuracy'):.1%}" in text  # chapter 06's number, from its results.json
-    cpu = get_profile("cpu").imdb
+    cpu = get_profile("cpu").ch06
     assert f"reading {cpu.model.max_len:,} words" in text and f"these read {GPU.bert.max_len:,}" in text
 
 
@@ -93,7 +93,7 @@ def test_zero_shot_reads(accuracy):
 
 def test_lr_pick_says_where_the_rates_come_from():
     assert "in the `cpu` profile" in prose.lr_pick(FEW)  # the gpu profile reuses the cpu picks
-    assert "by hand" in prose.lr_pick(get_profile("smoke").modern.label_efficiency)
+    assert "by hand" in prose.lr_pick(get_profile("smoke").ch10.label_efficiency)
     assert_reads(prose.lr_pick(FEW))
 
 

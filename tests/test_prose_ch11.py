@@ -11,7 +11,7 @@ from prose_checks import assert_reads
 from fromscratch.chapters import get_profile
 from fromscratch.chapters.ch11_longer_contexts import prose
 
-GPU = get_profile("gpu").long_context
+GPU = get_profile("gpu").ch11
 PARTS = GPU.eval_parts
 
 

@@ -10,7 +10,7 @@ from prose_checks import assert_reads
 from fromscratch.chapters import get_profile
 from fromscratch.chapters.ch12_going_big import prose
 
-GB = get_profile("gpu").going_big
+GB = get_profile("gpu").ch12
 DEVICES = ("cpu", "cuda")
 
 

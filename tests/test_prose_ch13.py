@@ -10,7 +10,7 @@ from prose_checks import assert_reads
 from fromscratch.chapters import get_profile
 from fromscratch.chapters.ch13_beyond_text import prose
 
-SIZE = get_profile("gpu").beyond
+SIZE = get_profile("gpu").ch13
 N_TEST = SIZE.test_images or 10_000  # None: all of MNIST's test digits
 UNLABELLED = 34 - 2 * SIZE.graph_labelled  # the karate club's members less the labelled ones
 

@@ -8,7 +8,7 @@ from prose_checks import assert_reads
 from fromscratch.chapters import get_profile
 from fromscratch.chapters.ch14_modern_decoders import prose
 
-SIZE = get_profile("gpu").decoders
+SIZE = get_profile("gpu").ch14
 NAMES = [name for name, _ in SIZE.ladder]
 
 

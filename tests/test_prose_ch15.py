@@ -17,7 +17,7 @@ from fromscratch.chapters.ch15_assistant.write_back import Survival
 from fromscratch.metrics.intervals import wilson_interval
 from fromscratch.training.sft import StepCost
 
-SIZE = get_profile("gpu").chat
+SIZE = get_profile("gpu").ch15
 N = 25_000  # the gpu profile scores every test review
 CONTRADICTIONS = [("less than the noise", "pulls the answer")]
 

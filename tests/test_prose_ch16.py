@@ -11,7 +11,7 @@ from fromscratch.chapters import get_profile
 from fromscratch.chapters.ch16_flash_attention import prose
 from fromscratch.chapters.ch16_flash_attention.prose import FUSED, NAIVE, OURS
 
-SIZE = get_profile("gpu").flash
+SIZE = get_profile("gpu").ch16
 T = SIZE.lengths[-1]
 MiB = 2**20
 SQUARE = T * T * 4  # one (t, t) matrix of fp32 numbers

@@ -33,7 +33,7 @@ def test_budget_configs_give_the_rnn_and_cnn_the_transformers_parameter_count():
 
 def test_profiles_size_the_four_models_alike():
     for name in PROFILE_NAMES:
-        run = get_profile(name).sequence
+        run = get_profile(name).ch08
         configs = run.configs(vocab_size=run.task.vocab, max_len=run.task.length)
         with torch.device("meta"):
             counts = {k: count_parameters(SequenceClassifier(c)) for k, c in configs.items()}

@@ -139,7 +139,7 @@ def test_beyond_runs_hold_model_and_train_configs():
     from fromscratch.training import TrainConfig
 
     for name in PROFILE_NAMES:
-        run = get_profile(name).beyond
+        run = get_profile(name).ch13
         assert isinstance(run.vit, ViTConfig) and isinstance(run.cnn, CNNConfig)
         assert isinstance(run.sets, SetConfig) and run.graph.pooling is None and run.graph.input_dim == 34
         assert run.local_vit.local is not None and isinstance(run.question, ImageQuestionConfig)
@@ -147,5 +147,5 @@ def test_beyond_runs_hold_model_and_train_configs():
         assert all(isinstance(t, TrainConfig) for t in (*trains, run.question_train))
         assert run.local_train.steps is not None, "local and full attention compare at equal steps"
         assert len(run.local_sizes) == 3 and run.image_batch <= min(run.local_sizes)
-    assert get_profile("cpu").beyond.reference.minutes == 10.0
-    assert get_profile("cpu").beyond.local_sizes == (1_000, 5_000, 60_000)
+    assert get_profile("cpu").ch13.reference.minutes == 10.0
+    assert get_profile("cpu").ch13.local_sizes == (1_000, 5_000, 60_000)

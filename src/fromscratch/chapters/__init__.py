@@ -6,57 +6,54 @@ notebook is a seconds-long CI run (``smoke``), a minutes-long laptop run with re
 or the full reproduction on a CUDA GPU (``gpu``). ``profile()`` picks ``gpu`` with CUDA and ``cpu``
 otherwise; ``FROMSCRATCH_PROFILE`` overrides it. Each chapter folder's ``profile.py`` holds its run (a
 frozen dataclass holding the model's config and a :class:`~fromscratch.training.TrainConfig`) in three
-sizes; :class:`Profile` assembles them: ``Classifier(prof.imdb.model)``, ``train(..., prof.imdb.train)``.
+sizes; :class:`Profile` assembles them by chapter: ``Classifier(prof.ch06.model)``,
+``train(..., prof.ch06.train)``.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import random
 from dataclasses import dataclass
+from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 import torch
 
-from fromscratch.chapters.ch01_dot_products.profile import MOVIELENS_RUNS, MovieLensRun
-from fromscratch.chapters.ch02_basic_self_attention.profile import ATTENTION_RUNS, AttentionRun
-from fromscratch.chapters.ch06_imdb_classifier.profile import IMDB_RUNS, ImdbRun
-from fromscratch.chapters.ch07_masking_generation.profile import ENWIK8_RUNS, Enwik8Run
-from fromscratch.chapters.ch08_design_considerations.profile import SEQUENCE_RUNS, SequenceRun
-from fromscratch.chapters.ch09_encoder_decoder.profile import TRANSLATION_RUNS, TranslationRun
-from fromscratch.chapters.ch10_modern_transformers.profile import MODERN_RUNS, ModernRun
-from fromscratch.chapters.ch11_longer_contexts.profile import LONG_CONTEXT_RUNS, LongContextRun
-from fromscratch.chapters.ch12_going_big.profile import GOING_BIG_RUNS, GoingBigRun
-from fromscratch.chapters.ch13_beyond_text.profile import BEYOND_RUNS, BeyondRun
-from fromscratch.chapters.ch14_modern_decoders.profile import DECODERS_RUNS, DecodersRun
-from fromscratch.chapters.ch15_assistant.profile import CHAT_RUNS, ChatRun
-from fromscratch.chapters.ch16_flash_attention.profile import FLASH_RUNS, FlashRun
-
 PROFILE_NAMES = ("smoke", "cpu", "gpu")
 ENV_VAR = "FROMSCRATCH_PROFILE"
+
+
+def chapter_runs() -> dict[str, dict[str, object]]:
+    """``{"ch06": {"smoke": ..., "cpu": ..., "gpu": ...}, ...}``: the ``RUNS`` of every chapter folder
+    that has a ``profile.py``, keyed by its chapter (``ch06_imdb_classifier`` -> ``"ch06"``)."""
+    runs = {}
+    for path in sorted(Path(__file__).parent.glob("ch[0-9][0-9]_*/profile.py")):
+        module = importlib.import_module(f"fromscratch.chapters.{path.parent.name}.profile")
+        runs[path.parent.name[:4]] = module.RUNS
+    return runs
 
 
 # --- the profile itself ----------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Profile:
-    """All runs of one profile; ``profile().imdb.model.depth``, ``profile().imdb.train`` and so on."""
+    """All runs of one profile, by chapter: ``profile().ch06.model.depth``, ``profile().ch06.train``."""
 
     name: str  # "smoke", "cpu" or "gpu"
     cpu_threads: int | None  # torch's CPU threads (None: torch's default, one per core)
-    movielens: MovieLensRun
-    attention: AttentionRun
-    imdb: ImdbRun
-    enwik8: Enwik8Run
-    sequence: SequenceRun  # chapter 08
-    translation: TranslationRun  # chapter 09
-    modern: ModernRun  # chapter 10
-    long_context: LongContextRun  # chapter 11
-    going_big: GoingBigRun  # chapter 12
-    beyond: BeyondRun  # chapter 13
-    decoders: DecodersRun  # chapter 14
-    chat: ChatRun  # chapter 15
-    flash: FlashRun  # chapter 16
+    runs: dict[str, object]  # {"ch06": chapter 06's run in this profile, ...}
+
+    def __getattr__(self, chapter: str) -> object:
+        if chapter.startswith("__") or chapter == "runs":  # copying and pickling look these up
+            raise AttributeError(chapter)
+        try:
+            return self.runs[chapter]
+        except KeyError:
+            raise AttributeError(
+                f"the profile has no run {chapter!r}; chapters with runs: {', '.join(self.runs)}"
+            ) from None
 
 
 def get_profile(name: str) -> Profile:
@@ -68,23 +65,8 @@ def get_profile(name: str) -> Profile:
         )
     # smoke's tensors are tiny: a second thread only adds synchronisation, and on a shared or busy
     # machine it can slow every step many times over.
-    return Profile(
-        name=name,
-        cpu_threads=1 if name == "smoke" else None,
-        movielens=MOVIELENS_RUNS[name],
-        attention=ATTENTION_RUNS[name],
-        imdb=IMDB_RUNS[name],
-        enwik8=ENWIK8_RUNS[name],
-        sequence=SEQUENCE_RUNS[name],
-        translation=TRANSLATION_RUNS[name],
-        modern=MODERN_RUNS[name],
-        long_context=LONG_CONTEXT_RUNS[name],
-        going_big=GOING_BIG_RUNS[name],
-        beyond=BEYOND_RUNS[name],
-        decoders=DECODERS_RUNS[name],
-        chat=CHAT_RUNS[name],
-        flash=FLASH_RUNS[name],
-    )
+    threads = 1 if name == "smoke" else None
+    return Profile(name, threads, {chapter: runs[name] for chapter, runs in chapter_runs().items()})
 
 
 def profile() -> Profile:

@@ -12,7 +12,7 @@ validation  ``[90_000_000, 95_000_000)``  5M
 test        ``[95_000_000, 100_000_000)`` 5M
 ==========  ==========================  ==========
 
-A run profile may ask for only the first ``data_bytes`` bytes (``prof.enwik8.data_bytes``). When
+A run profile may ask for only the first ``data_bytes`` bytes (``prof.ch07.data_bytes``). When
 that is no more than a registered **prefix** holds (``enwik8-prefix-1000000``: the first 1,000,000
 bytes, provided only by a mirror such as CI's), the prefix is read instead of the 36 MB archive.
 Either way only a prefix is in use, and the standard split is **not** available: the prefix is cut

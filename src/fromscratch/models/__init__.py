@@ -7,7 +7,7 @@ defaults and in comments (nanoGPT's ``GPTConfig``). A model is built from a conf
 arguments replace single fields of it (they are the config's field names; the one rule)::
 
     Classifier(ClassifierConfig(vocab_size=20_003, emb=64))   # a config
-    Classifier(prof.imdb.model, pooling="cls")                # a run profile's config, one field replaced
+    Classifier(prof.ch06.model, pooling="cls")                # a run profile's config, one field replaced
     Generator(vocab_size=256, emb=32, heads=4, depth=2, context=64)  # fields only: the defaults, replaced
 
 The model keeps the config it was built from as ``model.config``. Attention weights come back

@@ -40,7 +40,7 @@ class Generator(nn.Module):
 
     Keyword arguments replace fields of ``config`` (of ``GeneratorConfig()``, the blog's model, when
     none is given); ``model.config`` is the result. E.g. chapter 07's model without the mask:
-    ``Generator(prof.enwik8.model, context=16, causal=False)``.
+    ``Generator(prof.ch07.model, context=16, causal=False)``.
     """
 
     def __init__(self, config: GeneratorConfig | None = None, **fields) -> None:

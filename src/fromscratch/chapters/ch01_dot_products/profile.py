@@ -37,4 +37,4 @@ SMOKE = MovieLensRun(
 CPU = replace(SMOKE, factors=32, train=replace(SMOKE.train, epochs=20), batch_size=4096, max_ratings=None)
 GPU = replace(CPU, factors=64, train=replace(CPU.train, epochs=40))
 
-MOVIELENS_RUNS = {"smoke": SMOKE, "cpu": CPU, "gpu": GPU}
+RUNS = {"smoke": SMOKE, "cpu": CPU, "gpu": GPU}

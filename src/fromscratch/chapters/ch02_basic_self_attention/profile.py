@@ -41,4 +41,4 @@ CPU = replace(
 )
 GPU = replace(CPU, timing_lengths=(256, 1024, 4096), timing_repeats=20, timing_emb=256)
 
-ATTENTION_RUNS = {"smoke": SMOKE, "cpu": CPU, "gpu": GPU}
+RUNS = {"smoke": SMOKE, "cpu": CPU, "gpu": GPU}

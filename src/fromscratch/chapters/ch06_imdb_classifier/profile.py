@@ -60,4 +60,4 @@ GPU = replace(
     evals=12,
 )
 
-IMDB_RUNS = {"smoke": SMOKE, "cpu": CPU, "gpu": GPU}
+RUNS = {"smoke": SMOKE, "cpu": CPU, "gpu": GPU}

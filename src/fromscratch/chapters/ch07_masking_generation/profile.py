@@ -56,4 +56,4 @@ GPU = replace(
     sample_bytes=600,
 )
 
-ENWIK8_RUNS = {"smoke": SMOKE, "cpu": CPU, "gpu": GPU}
+RUNS = {"smoke": SMOKE, "cpu": CPU, "gpu": GPU}

@@ -46,7 +46,7 @@ class SequenceRun:
 
     def configs(self, *, vocab_size: int, max_len: int) -> dict[str, SequenceClassifierConfig]:
         """``{"bag": ..., "rnn": ..., "cnn": ..., "transformer": ...}`` at one parameter budget:
-        ``SequenceClassifier(prof.sequence.configs(vocab_size=V, max_len=t)["rnn"])``."""
+        ``SequenceClassifier(prof.ch08.configs(vocab_size=V, max_len=t)["rnn"])``."""
         transformer, rnn, cnn = (
             replace(c, vocab_size=vocab_size, max_len=max_len) for c in (self.transformer, self.rnn, self.cnn)
         )
@@ -135,4 +135,4 @@ GPU = replace(
     imdb_seeds=1,  # one run each: 3 seeds would add 32 minutes on a Colab GPU
 )
 
-SEQUENCE_RUNS = {"smoke": SMOKE, "cpu": CPU, "gpu": GPU}
+RUNS = {"smoke": SMOKE, "cpu": CPU, "gpu": GPU}

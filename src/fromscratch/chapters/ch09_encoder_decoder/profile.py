@@ -115,4 +115,4 @@ GPU = replace(
     timing_repeats=10,
 )
 
-TRANSLATION_RUNS = {"smoke": SMOKE, "cpu": CPU, "gpu": GPU}
+RUNS = {"smoke": SMOKE, "cpu": CPU, "gpu": GPU}

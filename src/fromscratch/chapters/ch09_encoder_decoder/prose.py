@@ -176,7 +176,7 @@ def transformer_vs_bahdanau(
     results, beam: ``{name: (test BLEU, translations)}``, greedy and with a beam of ``size.beam_size``;
     bins: greedy BLEU by source length, by model name; runs: ``{name: (history, minutes of training)}``,
     the models compared (the load average the histories recorded says how busy the machine was); size: the
-    chapter's sizes (``prof.translation``); device: ``device.type``; cores: the machine's (default:
+    chapter's sizes (``prof.ch09``); device: ``device.type``; cores: the machine's (default:
     ``os.cpu_count()``).
     """
     greedy = {name: results[name][0].score for name in runs}

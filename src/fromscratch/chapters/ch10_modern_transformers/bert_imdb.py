@@ -11,7 +11,7 @@ Both pretrain a :class:`~fromscratch.models.bert.BertForPretraining` with masked
   changes its weights, so the chapter loads exactly what the benchmark trained with the same sizes;
 - :func:`test_accuracy` scores a classifier; :func:`fill_mask` shows a pretrained model's guesses.
 
-``run`` is chapter 10's :class:`~.profile.ModernRun` (``prof.modern``).
+``run`` is chapter 10's :class:`~.profile.ModernRun` (``prof.ch10``).
 """
 
 from __future__ import annotations

@@ -3,14 +3,14 @@
 The same fine-tuning (``train(classifier, batches, classification_loss, config)``) from three starting
 points, on ``N`` labelled training reviews, each scored on the same balanced test reviews:
 
-- ``random``: our BERT (``prof.modern.bert``) with fresh random weights;
+- ``random``: our BERT (``prof.ch10.bert``) with fresh random weights;
 - ``ours``: the same BERT after chapter 10's masked-LM pretraining (loaded from its checkpoint,
   :func:`pretrained_bert`, trained first if missing);
 - ``minilm``: the real all-MiniLM-L6-v2 loaded into our ``BertEncoder`` (WordPiece tokens).
 
 Every review is cut to ``max_len`` tokens of its own tokenizer, keeping its head and its tail
 (Sun et al. 2019: the start and the end of a review say most about it). ``benchmarks/label_efficiency.py``
-runs the whole table; its sizes are the profile's (``prof.modern.label_efficiency``, a
+runs the whole table; its sizes are the profile's (``prof.ch10.label_efficiency``, a
 :class:`~.label_sizes.LabelEfficiencyRun`). Shape legend: ``t`` length.
 """
 

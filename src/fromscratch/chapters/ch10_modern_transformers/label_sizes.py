@@ -1,4 +1,4 @@
-"""Chapter 10's label-efficiency curve: its sizes, one entry per profile (``prof.modern.label_efficiency``).
+"""Chapter 10's label-efficiency curve: its sizes, one entry per profile (``prof.ch10.label_efficiency``).
 
 The same fine-tuning from three starting points (random weights, our pretrained BERT, MiniLM) on ``N``
 labelled reviews, every size held equal across them; :mod:`.label_efficiency`

@@ -137,4 +137,4 @@ GPU = replace(
     sample_tokens=60,
 )
 
-MODERN_RUNS = {"smoke": SMOKE, "cpu": CPU, "gpu": GPU}
+RUNS = {"smoke": SMOKE, "cpu": CPU, "gpu": GPU}

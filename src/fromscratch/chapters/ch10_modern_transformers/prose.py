@@ -101,12 +101,12 @@ def pretrained_vs_control(
     """Section 10.5: the pretrained encoder against the control (the same fine-tuning from random weights),
     one run each: pretrained and control, their test accuracies, on the ``data.test`` reviews of ``data``
     (the chapter's :func:`~fromscratch.chapters.ch10_modern_transformers.bert_imdb.imdb_for_bert`), read
-    ``run.bert.max_len`` words at a time (run: the chapter's sizes, ``prof.modern``). For scale, chapter
+    ``run.bert.max_len`` words at a time (run: the chapter's sizes, ``prof.ch10``). For scale, chapter
     06's ``cpu`` reference run: chapter_06, its bag's and its transformer's accuracy (default: its
     ``results.json``); reference, its sizes (default: the ``cpu`` profile's)."""
     n_test, max_len = len(data.test), run.bert.max_len
     bag, transformer = (chapter_06 or CHAPTER_06).values()
-    reference = reference or get_profile("cpu").imdb
+    reference = reference or get_profile("cpu").ch06
     said = compare(pretrained, control, floor=_noise(pretrained, control, n_test))
     apart = f"{abs(said.gap) * 100:.1f} points apart"
     alike = f"{said.runs}, at the same learning rate"

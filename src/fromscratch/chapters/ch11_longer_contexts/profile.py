@@ -105,4 +105,4 @@ GPU = replace(
     position_steps=5_000,
 )
 
-LONG_CONTEXT_RUNS = {"smoke": SMOKE, "cpu": CPU, "gpu": GPU}
+RUNS = {"smoke": SMOKE, "cpu": CPU, "gpu": GPU}

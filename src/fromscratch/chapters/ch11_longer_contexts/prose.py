@@ -88,7 +88,7 @@ def kv_cache(lengths: Sequence[int], plain: Sequence[float], cached: Sequence[fl
 def xl_memory(xl: Mapping[str, Sequence[float]], size: LongContextRun) -> str:
     """Section 11.2: what the memory buys. xl: bits per byte per part of ``"with memory"``, ``"memory taken
     away"`` (the model trained with memory, evaluated without) and ``"without memory"`` (its twin);
-    size: the chapter's run (``prof.long_context``)."""
+    size: the chapter's run (``prof.ch11``)."""
     saved = paired(xl["with memory"], xl["without memory"])
     lost = paired(xl["with memory"], xl["memory taken away"])
     if saved.side == "ahead":
@@ -140,7 +140,7 @@ def sparse_timing(
 
 def sparse_models(bits: Mapping[str, Sequence[float]], size: LongContextRun) -> str:
     """Section 11.4: a dense generator and two sparse ones trained alike (bits per byte per part, by
-    ``"dense"``, ``"strided"`` and ``"fixed"``); size: the chapter's run (``prof.long_context``)."""
+    ``"dense"``, ``"strided"`` and ``"fixed"``); size: the chapter's run (``prof.ch11``)."""
     steps, context, block = size.sparse_steps, size.sparse_context, size.sparse_block
     said = {kind: paired(bits[kind], bits["dense"]) for kind in ("strided", "fixed")}
     ahead = [kind for kind, c in said.items() if c.side == "ahead"]
@@ -171,7 +171,7 @@ def sparse_models(bits: Mapping[str, Sequence[float]], size: LongContextRun) -> 
 def extrapolation(results: Mapping[str, Sequence[Sequence[float]]], size: LongContextRun) -> str:
     """Section 11.5: each position scheme (bits per byte per part, at windows of ``size.factors`` times L)
     at the longest window against L; a scheme keeps its score when it loses at most :data:`KEEPS` bits
-    per byte or stays within the noise of the parts. size: the chapter's run (``prof.long_context``)."""
+    per byte or stays within the noise of the parts. size: the chapter's run (``prof.ch11``)."""
     name = {scheme: NAMES.get(scheme, scheme) for scheme in results}
     at = {scheme: paired(parts[0], parts[-1]) for scheme, parts in results.items()}  # gap: longest - L
     worse = {scheme: c.gap for scheme, c in at.items()}

@@ -75,20 +75,20 @@ GPU = replace(
     ddp_steps=20,
 )
 
-GOING_BIG_RUNS = {"smoke": SMOKE, "cpu": CPU, "gpu": GPU}
+RUNS = {"smoke": SMOKE, "cpu": CPU, "gpu": GPU}
 
 
 def training_runs(prof) -> list[tuple[str, GeneratorConfig | ClassifierConfig, int]]:
     """``(name, model config, batch)`` of every run in profile ``prof`` whose model chapter 12's
     estimate covers (classifiers and generators): 06's classifier, 07's and 11's generators, 12's own."""
     runs = [
-        ("06 IMDb classifier", prof.imdb.model, prof.imdb.batch_size),
-        ("07 enwik8 generator", prof.enwik8.model, prof.enwik8.batch_size),
+        ("06 IMDb classifier", prof.ch06.model, prof.ch06.batch_size),
+        ("07 enwik8 generator", prof.ch07.model, prof.ch07.batch_size),
     ]
-    lc = prof.long_context.model  # chapter 11's dense generator with learned positions: a pre-norm Generator
+    lc = prof.ch11.model  # chapter 11's dense generator with learned positions: a pre-norm Generator
     sizes = dict(emb=lc.emb, heads=lc.heads, depth=lc.depth, context=lc.context, ff_mult=lc.ff_mult)
     generator = GeneratorConfig(vocab_size=lc.vocab_size, **sizes, dropout=lc.dropout, norm="pre")
-    runs.append(("11 long-context generator", generator, prof.long_context.batch_size))
-    gb = prof.going_big
+    runs.append(("11 long-context generator", generator, prof.ch11.batch_size))
+    gb = prof.ch12
     runs.append(("12 measured generator", gb.model, gb.batch))
     return runs

@@ -64,7 +64,7 @@ def half_precision(results: Mapping[str, tuple[float, float]], *, steps: int, de
 def checkpoint_cost(ratios: Sequence[float], gb: GoingBigRun, device: str, load: float) -> str:
     """12.4's measured cost of checkpointing, read against the theory's 4/3 (within 10 % counts as
     "about"): ``ratios[i]`` = checkpointed / plain seconds per step at ``gb.checkpoint_depths[i]``, each
-    the median of ``gb.repeats`` steps (gb: the chapter's sizes, ``prof.going_big``); device:
+    the median of ``gb.repeats`` steps (gb: the chapter's sizes, ``prof.ch12``); device:
     ``device.type``; load: the load average when the timing began."""
     depths, repeats = gb.checkpoint_depths, gb.repeats
     low = relative_to(min(ratios), THEORY, tol=0.1 * THEORY)

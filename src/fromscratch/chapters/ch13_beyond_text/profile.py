@@ -141,4 +141,4 @@ GPU = replace(
     question_train=replace(CPU.question_train, minutes=2.0, lr=1e-3, warmup_steps=200),
 )
 
-BEYOND_RUNS = {"smoke": SMOKE, "cpu": CPU, "gpu": GPU}
+RUNS = {"smoke": SMOKE, "cpu": CPU, "gpu": GPU}

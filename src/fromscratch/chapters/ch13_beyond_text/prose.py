@@ -45,7 +45,7 @@ def _flat(text: str) -> str:
 def sets(accuracy: Mapping[str, float], size: BeyondRun) -> str:
     """13.1: ``accuracy`` = ``{"DeepSets": ..., "set transformer": ...}`` on the ``size.set_test`` test
     sets, one run of each after the same ``size.set_train.steps``; size: the chapter's run
-    (``prof.beyond``)."""
+    (``prof.ch13``)."""
     n_sets, steps = size.set_test, size.set_train.steps
     deep, settr = accuracy["DeepSets"], accuracy["set transformer"]
     said = _accuracies(settr, deep, n_sets)
@@ -176,7 +176,7 @@ def local_mask(
 
     results: ``{"local attention": {count: [test accuracy per seed]}, "full attention": {...}}``; fitted:
     ``{"local attention": [accuracy on its own training digits per seed], ...}`` at the smallest size;
-    size: the chapter's run (``prof.beyond``): every run ``size.local_train.steps`` batches of
+    size: the chapter's run (``prof.ch13``): every run ``size.local_train.steps`` batches of
     ``size.image_batch`` digits, scored on ``n_test`` test digits.
     """
     steps, batch = size.local_train.steps, size.image_batch

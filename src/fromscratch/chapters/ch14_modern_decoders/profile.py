@@ -5,9 +5,9 @@ The ablation ladder (14.1) is a tuple of ``(name, LlamaConfig)``: the same sizes
 field of the one before, and every rung trained with the same :class:`~fromscratch.training.TrainConfig`
 (the same number of steps, so each sees the same bytes; a cosine schedule), once per seed::
 
-    for seed in range(prof.decoders.seeds):
-        for name, config in prof.decoders.ladder:
-            train(Llama(config), batches, next_byte_loss, prof.decoders.train)
+    for seed in range(prof.ch14.seeds):
+        for name, config in prof.ch14.ladder:
+            train(Llama(config), batches, next_byte_loss, prof.ch14.train)
 
 What a step of each rung costs is measured apart, in a timing pass (``timing_repeats`` steps, the median,
 one thread), never read off the training runs, whose clock follows whatever else the machine is doing.
@@ -151,4 +151,4 @@ GPU = replace(
     hub_tokens=60,
 )
 
-DECODERS_RUNS = {"smoke": SMOKE, "cpu": CPU, "gpu": GPU}
+RUNS = {"smoke": SMOKE, "cpu": CPU, "gpu": GPU}

@@ -109,7 +109,7 @@ def ladder_and_timing(
 
     change: ``{rung name: [bits per byte minus the rung above's, per seed]}``; step_ms: ``{rung: ms per
     training step}``; part_ms: ms of a forward and backward of ``{LayerNorm, RMSNorm, MLP, SwiGLU}``, in
-    that order; size: the chapter's run (``prof.decoders``: its ``seeds`` and ``timing_repeats``);
+    that order; size: the chapter's run (``prof.ch14``: its ``seeds`` and ``timing_repeats``);
     device: where the timing pass ran (``device.type``); load: the load average when it began.
     """
     said = ladder(change, seeds=size.seeds)
@@ -130,7 +130,7 @@ def gqa_decoding(
     them), the cache in MiB (``mib``), the prefill of ``batch`` prompts of ``prompt`` tokens
     (``prefill_ms``) and one cached decoding step (``token_ms``), medians of ``repeats`` runs.
 
-    size: the chapter's run (``prof.decoders``): ``size.gqa.heads``, ``size.gqa_batch``,
+    size: the chapter's run (``prof.ch14``): ``size.gqa.heads``, ``size.gqa_batch``,
     ``size.gqa_prompt``, ``size.gqa_new`` (the tokens decoded after the prefill), ``size.gqa_repeats``;
     device: where it was timed (``device.type``).
     """
@@ -161,7 +161,7 @@ def summary(
 ) -> str:
     """The Summary's lines about this run: ``change`` and ``step_ms`` as :func:`ladder_and_timing` takes
     them, ``kv``, ``mib`` and ``token_ms`` as :func:`gqa_decoding`; size: the chapter's run
-    (``prof.decoders``: the ladder's ``seeds`` and ``train.steps``, ``gqa.heads`` the query heads of
+    (``prof.ch14``: the ladder's ``seeds`` and ``train.steps``, ``gqa.heads`` the query heads of
     14.2's decoder)."""
     seeds, steps, heads = size.seeds, size.train.steps, size.gqa.heads
     best = min(change, key=lambda name: _mean(change[name]))

@@ -6,8 +6,8 @@ Every size is written as a difference from ``smoke`` (``CPU = replace(SMOKE, ...
 (``model="tiny"``: :func:`~.assistant.chat_model_file`), so the same code runs in seconds; ``cpu`` and
 ``gpu`` read the real file from the data cache (``make install`` puts it there).
 
-    model, tokenizer = read_gguf_llama(chat_model_file(prof.chat.model, ...))
-    lora_finetune(model, batches, prof.chat.sft_train, lora=prof.chat.lora, ...)
+    model, tokenizer = read_gguf_llama(chat_model_file(prof.ch15.model, ...))
+    lora_finetune(model, batches, prof.ch15.sft_train, lora=prof.ch15.lora, ...)
 """
 
 from __future__ import annotations
@@ -179,6 +179,6 @@ GPU = replace(
     classifier=_classifier(20_000, emb=64, heads=4, depth=1, max_len=128, dropout=0.1),
     minilm=replace(LABEL_EFFICIENCY_RUNS["gpu"], max_len=128),
 )
-CHAT_RUNS = {"smoke": SMOKE, "cpu": CPU, "gpu": GPU}
+RUNS = {"smoke": SMOKE, "cpu": CPU, "gpu": GPU}
 
-__all__ = ["CHAT_RUNS", "CPU", "GPU", "SMOKE", "ChatRun"]
+__all__ = ["RUNS", "CPU", "GPU", "SMOKE", "ChatRun"]

@@ -48,4 +48,4 @@ GPU = replace(
     kernel_block=64,
 )
 
-FLASH_RUNS = {"smoke": SMOKE, "cpu": CPU, "gpu": GPU}
+RUNS = {"smoke": SMOKE, "cpu": CPU, "gpu": GPU}
