@@ -344,3 +344,28 @@ def test_self_attention_stays_at_its_teaching_shape():
     lines = inspect.getsource(SelfAttention.forward).splitlines()
     assert len(lines) <= 45, f"SelfAttention.forward has {len(lines)} lines"
     assert list(inspect.signature(SelfAttention).parameters) == ["emb", "heads", "causal", "qkv_bias"]
+
+
+# --- attend: the one dispatch ------------------------------------------------------------------------
+@pytest.mark.parametrize("tq, tk, h, hk", [(6, 6, 4, 4), (6, 6, 4, 2), (1, 7, 4, 1), (3, 7, 2, 2)])
+@pytest.mark.parametrize("padded", [False, True])
+def test_attend_gives_one_output_on_every_path(tq, tk, h, hk, padded):
+    """The written-out path (weights wanted), the kernel's own causal pattern and the fused kernel with a
+    mask agree, grouped heads included; the causal pattern is aligned at the end (the last tq positions)."""
+    from fromscratch.attention.dot_product import attend
+    from fromscratch.attention.grouped import expand_kv_heads
+
+    g = torch.Generator().manual_seed(tq * tk + h + hk)
+    q, k, v = (torch.randn(2, n, t, 8, generator=g) for n, t in ((h, tq), (hk, tk), (hk, tk)))
+    keys = (torch.arange(tk) < torch.tensor([[tk], [tk - 2]]))[:, None, None, :] if padded else None
+    weights = []
+    explicit = attend(q, k, v, keys, causal=True, weights=weights)
+    fast = attend(q, k, v, keys, causal=True)
+    torch.testing.assert_close(fast, explicit, atol=1e-6, rtol=1e-5)
+    pattern = torch.ones(tk, tk, dtype=torch.bool).tril()[tk - tq :]  # (tq, tk), end-aligned
+    mask = pattern if keys is None else pattern & keys
+    k, v = expand_kv_heads(k, h // hk), expand_kv_heads(v, h // hk)  # (2, h, tk, 8)
+    by_hand, _ = scaled_dot_product_attention(q, k, v, mask)
+    torch.testing.assert_close(explicit, by_hand, atol=1e-6, rtol=1e-5)
+    assert len(weights) == 1 and weights[0].shape == (2, h, tq, tk)
+    assert torch.all(weights[0].masked_select(~mask.expand_as(weights[0])) == 0)

@@ -73,7 +73,7 @@ def test_a_state_dict_for_another_config_lists_the_keys():
 
 def test_too_long_input_raises():
     model = BertEncoder(vocab_size=10, emb=8, heads=2, depth=1, max_len=4)
-    with pytest.raises(ValueError, match="max_len=4"):
+    with pytest.raises(ValueError, match="context=4"):
         model(torch.zeros(1, 5, dtype=torch.long))
 
 

@@ -122,7 +122,7 @@ def test_positions_add_and_check_length(cls):
     positions = cls(10, 8)
     x = torch.zeros(2, 4, 8)
     torch.testing.assert_close(positions(x), positions.positions(4).expand(2, 4, 8))
-    with pytest.raises(ValueError, match="max_len=10"):
+    with pytest.raises(ValueError, match="context=10"):
         positions(torch.zeros(1, 11, 8))
 
 
@@ -146,7 +146,7 @@ def test_stack_shapes_and_positions(positions):
         torch.testing.assert_close(shuffled, out[:, perm], **TOL)
     else:
         assert not torch.allclose(shuffled, out[:, perm], atol=1e-3)
-    with pytest.raises(ValueError, match="max_len=12"):
+    with pytest.raises(ValueError, match="context=12"):
         stack(torch.zeros(1, 13, dtype=torch.long))
     with pytest.raises(ValueError, match="positions must be"):
         TransformerStack(vocab_size=20, emb=16, heads=4, depth=2, max_len=12, positions="rotary")

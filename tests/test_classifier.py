@@ -86,7 +86,7 @@ def test_errors_say_what_to_do():
     ):
         Classifier(50)
     model = small()
-    with pytest.raises(ValueError, match="max_len=12"):
+    with pytest.raises(ValueError, match="context=12"):
         model(torch.ones(1, 13, dtype=torch.long))
     with pytest.raises(ValueError, match=r"padding_mask must have shape \(b, tk\) = \(2, 5\)"):
         model(torch.ones(2, 5, dtype=torch.long), padding_mask=torch.ones(5, 5, dtype=torch.bool))

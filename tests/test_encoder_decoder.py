@@ -183,7 +183,7 @@ def test_config_options_and_bad_input():
     assert tied.to_logits.weight is tied.tgt_embedding.weight is tied.src_embedding.weight
     separate = EncoderDecoder(SMALL, share_embeddings=False, tie_output=False, positions="learned")
     assert separate.src_embedding is not separate.tgt_embedding
-    with pytest.raises(ValueError, match="max_len=20"):
+    with pytest.raises(ValueError, match="context=20"):
         tied(torch.zeros(1, 21, dtype=torch.long), torch.zeros(1, 3, dtype=torch.long))
     with pytest.raises(ValueError, match="joint vocabulary"):
         EncoderDecoder(SMALL, tgt_vocab_size=60)

@@ -82,7 +82,7 @@ def test_shapes_attention_and_context_limit():
         assert torch.count_nonzero(w.triu(diagonal=1)) == 0  # nothing above the diagonal
         torch.testing.assert_close(w.sum(-1), torch.ones(4, 2, 7))
     torch.testing.assert_close(model(tokens), logits, atol=1e-5, rtol=1e-5)  # fast path agrees
-    with pytest.raises(ValueError, match="context is 10"):
+    with pytest.raises(ValueError, match="context=10"):
         model(torch.zeros(1, T + 1, dtype=torch.long))
     with pytest.raises(ValueError, match=r"\(b, t\)"):
         model(torch.zeros(T, dtype=torch.long))

@@ -56,7 +56,7 @@ def test_tied_output_layer_and_structure():
 
 def test_too_long_input_raises():
     model = GPT2(vocab_size=30, context=8, emb=16, heads=2, depth=1)
-    with pytest.raises(ValueError, match="max_len=8"):
+    with pytest.raises(ValueError, match="context=8"):
         model(torch.zeros(1, 9, dtype=torch.long))
 
 

@@ -95,12 +95,12 @@ def test_cache_bytes_shrink_by_exactly_heads_over_kv_heads():
 
 def test_without_the_fused_kernels_gqa_option_the_heads_are_expanded(monkeypatch):
     """PyTorch < 2.5 has no enable_gqa: the shared heads are then repeated first; the output is the same."""
-    import fromscratch.models.llama as llama_module
+    import fromscratch.attention.dot_product as dot_product
 
     model, x = attention(kv_heads=2), torch.randn(2, 6, 32)
     mask = torch.tensor([[True] * 6, [True] * 4 + [False] * 2])
     with torch.no_grad():
         fused, masked = model(x), model(x, padding_mask=mask)
-        monkeypatch.setattr(llama_module, "FUSED_GQA", False)
+        monkeypatch.setattr(dot_product, "FUSED_GQA", False)
         torch.testing.assert_close(model(x), fused, atol=1e-6, rtol=1e-5)
         torch.testing.assert_close(model(x, padding_mask=mask), masked, atol=1e-6, rtol=1e-5)

@@ -11,6 +11,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from fromscratch.blocks import FeedForward
 from fromscratch.chapters import get_profile
 from fromscratch.models import GPT2, Llama, LlamaConfig
 from fromscratch.models.llama import MLP, LlamaBlock, RMSNorm, SwiGLU, swiglu_hidden
@@ -67,7 +68,7 @@ def test_swiglu_of_two_thirds_width_has_the_mlps_weights(emb):
 # --- the block -------------------------------------------------------------------------------------
 def test_one_block_is_gpt2s_or_llamas_by_its_config():
     sizes = dict(vocab_size=10, emb=32, heads=4, hidden=88)
-    gpt2 = LlamaBlock(LlamaConfig(**sizes, kv_heads=4, norm="layer", feedforward="gelu", bias=True))
+    gpt2 = LlamaBlock(LlamaConfig(**sizes, kv_heads=4, norm="layer", feedforward="gelu_tanh", bias=True))
     llama = LlamaBlock(LlamaConfig(**sizes, kv_heads=2))
     assert isinstance(gpt2.norm1, torch.nn.LayerNorm) and isinstance(gpt2.ff, MLP)
     assert isinstance(llama.norm1, RMSNorm) and isinstance(llama.ff, SwiGLU)
@@ -75,7 +76,7 @@ def test_one_block_is_gpt2s_or_llamas_by_its_config():
     assert llama.attention.to_keys.weight.shape == (16, 32)  # 2 key/value heads of width 8
     x = torch.randn(2, 6, 32)
     assert gpt2(x).shape == llama(x).shape == (2, 6, 32)
-    with pytest.raises(ValueError, match="'swiglu', 'gelu'"):
+    with pytest.raises(ValueError, match="'swiglu', 'gelu_tanh'"):
         Llama(LlamaConfig(**sizes, kv_heads=2, feedforward="moe"))
 
 
@@ -105,17 +106,30 @@ def test_the_gpt2_style_rung_has_gpt2s_parameters():
         depth=2,
         hidden=128,
         norm="layer",
-        feedforward="gelu",
+        feedforward="gelu_tanh",
         positions="learned",
         bias=True,
     )
-    assert count_parameters(Llama(config)) == count_parameters(
-        GPT2(vocab_size=256, context=64, emb=32, heads=4, depth=2)
-    )
+    gpt2 = GPT2(vocab_size=256, context=64, emb=32, heads=4, depth=2).eval()
+    rung = Llama(config).eval()
+    rung.load_state_dict(gpt2.state_dict())  # strict: the same names, the same shapes
+    tokens = torch.randint(0, 256, (2, 20), generator=torch.Generator().manual_seed(0))
+    pad = torch.arange(20) < torch.tensor([[20], [13]])  # (2, 20): the second row padded
+    with torch.no_grad():
+        torch.testing.assert_close(rung(tokens), gpt2(tokens), atol=1e-6, rtol=1e-5)
+        torch.testing.assert_close(rung(tokens, padding_mask=pad), gpt2(tokens, padding_mask=pad))
+
+
+def test_the_mlp_is_gpt2s_feedforward():
+    """``models.llama.MLP`` is a deliberate copy of GPT-2's ``FeedForward(activation="gelu_tanh")``."""
+    mlp, ff = MLP(32, 128).eval(), FeedForward(32, 4, activation="gelu_tanh").eval()
+    mlp.load_state_dict(ff.state_dict())
+    x = torch.randn(2, 5, 32)
+    torch.testing.assert_close(mlp(x), ff(x), atol=0, rtol=0)
 
 
 @pytest.mark.parametrize(
-    "fields", [{}, {"positions": "learned"}, {"norm": "layer", "feedforward": "gelu", "bias": True}]
+    "fields", [{}, {"positions": "learned"}, {"norm": "layer", "feedforward": "gelu_tanh", "bias": True}]
 )
 def test_cached_logits_equal_the_full_forward(fields):
     model = small(**fields)
@@ -144,7 +158,7 @@ def test_bad_configs_and_inputs_say_what_to_do():
         small(positions="sideways")
     with pytest.raises(ValueError, match="even head width"):
         small(emb=36, heads=4, kv_heads=2)  # head width 9: RoPE has no pairs to turn
-    with pytest.raises(ValueError, match="max_len=32|context"):
+    with pytest.raises(ValueError, match="context=32"):
         small()(torch.zeros(1, 33, dtype=torch.long))
     with pytest.raises(ValueError, match=r"\(b, t\)"):
         small()(torch.zeros(5, dtype=torch.long))

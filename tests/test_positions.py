@@ -122,3 +122,37 @@ def test_t5_buckets_are_exact_near_then_logarithmic_and_split_by_direction():
     assert buckets[8] == 16 + 1 and buckets[9] == 16 + 5  # keys after the query: the second half
     bias = RelativeBias(4)
     assert bias(3, 5).shape == (4, 3, 5) and torch.all(bias(3, 5) == 0)  # starts at zero: no preference
+
+
+def test_check_tokens_says_what_to_do():
+    """A model's door: shape, dtype, ids in the vocabulary, the context with and without a cache."""
+    from fromscratch.attention.positions import check_tokens
+
+    check_tokens(torch.tensor([[0, 9]]), context=4, vocab_size=10)
+    with pytest.raises(ValueError, match=r"\(b, t\).*tokens\[None\]"):
+        check_tokens(torch.tensor([0, 9]), context=4, vocab_size=10)
+    with pytest.raises(ValueError, match="integer ids.*tokens.long"):
+        check_tokens(torch.zeros(1, 2), context=4, vocab_size=10)
+    with pytest.raises(ValueError, match=r"id 10, outside the vocabulary 0\.\.9.*vocab_size > 10"):
+        check_tokens(torch.tensor([[0, 10]]), context=4, vocab_size=10)
+    with pytest.raises(ValueError, match="id -1"):
+        check_tokens(torch.tensor([[-1, 3]]), context=4, vocab_size=10)
+    with pytest.raises(ValueError, match=r"context=4.*tokens\[:, -4:\]"):
+        check_tokens(torch.zeros(1, 5, dtype=torch.long), context=4, vocab_size=10)
+    with pytest.raises(ValueError, match="3 cached \\+ 2 new.*fresh cache"):
+        check_tokens(torch.zeros(1, 2, dtype=torch.long), context=4, vocab_size=10, past=3)
+
+
+@pytest.mark.parametrize("family", ["gpt2", "llama", "generator"])
+def test_an_id_outside_the_vocabulary_is_a_clear_error(family):
+    """Not PyTorch's bare ``IndexError: index out of range in self``."""
+    from fromscratch.models import GPT2, Generator, Llama
+
+    sizes = dict(vocab_size=10, context=8, emb=8, heads=2, depth=1)
+    model = {
+        "gpt2": lambda: GPT2(**sizes),
+        "llama": lambda: Llama(**sizes, kv_heads=1, hidden=16),
+        "generator": lambda: Generator(**sizes),
+    }[family]()
+    with pytest.raises(ValueError, match="outside the vocabulary 0..9"):
+        model(torch.tensor([[1, 12]]))

@@ -108,7 +108,7 @@ def test_rnn_refuses_left_padding():
 @pytest.mark.parametrize("encoder", ENCODERS)
 def test_bad_input_says_what_to_do(encoder):
     model = tiny(encoder)
-    with pytest.raises(ValueError, match="max_len=16"):
+    with pytest.raises(ValueError, match="context=16"):
         model(torch.ones(1, 17, dtype=torch.long))
     with pytest.raises(ValueError, match=r"tokens\[None\]"):
         model(torch.ones(5, dtype=torch.long))

@@ -60,7 +60,8 @@ def test_logits_equal_transformers_on_20_prompts(ours, theirs):
     for conversation in CONVERSATIONS:
         ids = torch.tensor([prompt_ids(tokenizer, conversation)])
         with torch.no_grad():
-            assert (model(ids) - hf_model(ids).logits).abs().max() <= 1e-4
+            # fp32 sums in another order: 1.3e-4 seen on a 2-core x86 machine, on logits of size ~20
+            assert (model(ids) - hf_model(ids).logits).abs().max() <= 2e-4
 
 
 def test_token_ids_equal_transformers_on_1000_strings(ours, theirs, mirror):

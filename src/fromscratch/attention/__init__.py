@@ -1,7 +1,8 @@
 """Attention and everything that shapes it (chapters 02-05, 11, 13): the bottom floor of the package.
 
 - :mod:`~fromscratch.attention.dot_product`: ``basic_self_attention`` (ch. 02),
-  ``scaled_dot_product_attention`` and its fused twin ``fused_attention`` (ch. 03);
+  ``scaled_dot_product_attention`` and its fused twin ``fused_attention`` (ch. 03); ``attend``, the
+  one choice between them every attention layer makes;
 - :mod:`~fromscratch.attention.core`: ``SelfAttention``, the multi-head attention of chapters 04-10;
 - :mod:`~fromscratch.attention.kinds`: the blog's wide and narrow heads beside the standard ones (ch. 04);
 - :mod:`~fromscratch.attention.masks`: ``causal_mask``, ``padding_mask`` and their checks (True = may
@@ -23,6 +24,7 @@ Imports nothing from the rest of the package.
 from fromscratch.attention.cache import KVCache
 from fromscratch.attention.core import SelfAttention
 from fromscratch.attention.dot_product import (
+    attend,
     basic_self_attention,
     fused_attention,
     scaled_dot_product_attention,
@@ -47,6 +49,7 @@ from fromscratch.attention.positions import (
     alibi_bias,
     alibi_slopes,
     check_length,
+    check_tokens,
     relative_offsets,
     rotate,
     sinusoidal_encoding,
@@ -69,11 +72,13 @@ __all__ = [
     "SelfAttention",
     "WideSelfAttention",
     "alibi_bias",
+    "attend",
     "alibi_slopes",
     "basic_self_attention",
     "causal_mask",
     "check_attn_mask",
     "check_length",
+    "check_tokens",
     "check_mask",
     "check_padding_mask",
     "check_patch",

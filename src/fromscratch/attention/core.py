@@ -15,11 +15,10 @@ Shape legend: ``b`` batch, ``t`` length, ``e`` embedding, ``h`` heads, ``s = e /
 
 from __future__ import annotations
 
-import torch.nn.functional as F
 from torch import Tensor, nn
 
-from fromscratch.attention.dot_product import fused_attention, scaled_dot_product_attention
-from fromscratch.attention.masks import causal_mask, check_attn_mask, check_padding_mask
+from fromscratch.attention.dot_product import attend
+from fromscratch.attention.masks import check_attn_mask, check_padding_mask
 
 __all__ = ["SelfAttention"]
 
@@ -45,7 +44,7 @@ class SelfAttention(nn.Module):
         return f"emb={self.emb}, heads={self.heads}, causal={self.causal}"
 
     def mask(self, padding_mask: Tensor | None, attn_mask: Tensor | None, x: Tensor) -> Tensor | None:
-        """Every mask given, and the causal pattern, in one: bool broadcastable to ``(b, h, t, t)``."""
+        """Every mask given in one (the causal pattern is :func:`attend`'s): bool, ``(b|1, h|1, t, t)``."""
         (b, t, _), masks = x.shape, []
         if padding_mask is not None:
             check_padding_mask(padding_mask, b, t)
@@ -53,8 +52,6 @@ class SelfAttention(nn.Module):
         if attn_mask is not None:
             check_attn_mask(attn_mask, b, self.heads, t, t)
             masks.append(attn_mask.to(x.device))  # (t, t) or (b|1, h|1, t, t)
-        if self.causal:
-            masks.append(causal_mask(t, x.device))  # (t, t)
         mask = masks[0] if masks else None
         for more in masks[1:]:
             mask = mask & more  # (b|1, h|1, t, t)
@@ -72,8 +69,8 @@ class SelfAttention(nn.Module):
         a ``(t, t)`` or ``(b|1, h|1, t, t)`` pattern, True = may attend.
 
         With a list ``attention``, the weights are written out (chapter 03's function) and their
-        ``(b, h, t, t)`` tensor is appended to it; otherwise ``F.scaled_dot_product_attention``
-        computes the same output without them (the fast path).
+        ``(b, h, t, t)`` tensor is appended to it; otherwise PyTorch's fused kernel computes the same
+        output without them (:func:`~fromscratch.attention.dot_product.attend` makes the choice).
         """
         b, t, e = x.shape
         assert e == self.emb, f"x must be (b, t, {self.emb}), got {tuple(x.shape)}"
@@ -81,16 +78,7 @@ class SelfAttention(nn.Module):
         q = self.to_queries(x).view(b, t, h, -1).transpose(1, 2)  # (b, h, t, s)
         k = self.to_keys(x).view(b, t, h, -1).transpose(1, 2)  # (b, h, t, s)
         v = self.to_values(x).view(b, t, h, -1).transpose(1, 2)  # (b, h, t, s)
-        only_causal = self.causal and padding_mask is None and attn_mask is None
         mask = self.mask(padding_mask, attn_mask, x)  # (b|1, h|1, t, t) or None
-
-        if attention is not None:  # the teaching path: softmax(q kᵀ / √s) written out
-            out, weights = scaled_dot_product_attention(q, k, v, mask)  # (b, h, t, s), (b, h, t, t)
-            attention.append(weights)
-        elif only_causal:  # the kernel builds the causal pattern itself
-            out = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # (b, h, t, s)
-        else:
-            out = fused_attention(q, k, v, mask)  # (b, h, t, s)
-
+        out = attend(q, k, v, mask, causal=self.causal, weights=attention)  # (b, h, t, s)
         out = out.transpose(1, 2).reshape(b, t, -1)  # (b, t, h·s): the heads side by side
         return self.unify_heads(out)  # (b, t, e)

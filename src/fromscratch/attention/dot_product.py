@@ -1,6 +1,7 @@
 """Attention as a weighted average (chapters 02-03): ``basic_self_attention``, then queries, keys and
 values with the scale ``1/sqrt(d)`` and masks: ``scaled_dot_product_attention`` (the teaching path,
-returning the weights) and ``fused_attention`` (the fast path, PyTorch's fused kernel, the same output).
+returning the weights) and ``fused_attention`` (the fast path, PyTorch's fused kernel, the same output);
+``attend``, the one choice between them that every attention layer of the course makes.
 
 The mask convention, once for the whole course: a mask is a **boolean** tensor and **True means
 "may attend"**. Blocked scores become ``-inf`` before the softmax; a query whose keys are *all*
@@ -18,9 +19,12 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from fromscratch.attention.masks import check_mask
+from fromscratch.attention.masks import causal_mask, check_mask
 
-__all__ = ["basic_self_attention", "fused_attention", "scaled_dot_product_attention"]
+__all__ = ["FUSED_GQA", "attend", "basic_self_attention", "fused_attention", "scaled_dot_product_attention"]
+
+# F.scaled_dot_product_attention shares key/value heads itself (enable_gqa) from PyTorch 2.5 on
+FUSED_GQA = torch.torch_version.TorchVersion(torch.__version__) >= (2, 5)
 
 
 # --- chapter 02: attention without parameters ------------------------------------------------------
@@ -95,3 +99,42 @@ def fused_attention(
         allowed = torch.where(allowed, bias.to(q.dtype), float("-inf"))  # (..., tq, tk)
     out = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed, **kernel)  # (..., tq, dv)
     return out.masked_fill(~has_key, 0.0)
+
+
+# --- every attention layer's one dispatch ----------------------------------------------------------
+def attend(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    mask: Tensor | None = None,
+    *,
+    causal: bool = False,
+    bias: Tensor | None = None,
+    weights: list[Tensor] | None = None,
+) -> Tensor:
+    """Attention of ``h`` query heads over ``hk`` key/value heads: q ``(b, h, tq, d)``, k ``(b, hk, tk, d)``,
+    v ``(b, hk, tk, dv)`` -> ``(b, h, tq, dv)``, with ``h`` a multiple of ``hk`` (grouped queries, ch. 14).
+
+    ``mask``: bool, True = may attend, broadcastable to ``(b, h, tq, tk)``; ``causal=True`` adds the causal
+    pattern, aligned at the end (the ``tq`` queries are the last ``tq`` of the ``tk`` positions, as after a
+    KV cache); ``bias``: float, added to the scores (ALiBi). With a list ``weights``, the weights are written
+    out (:func:`scaled_dot_product_attention`) and their ``(b, h, tq, tk)`` tensor is appended to it; else
+    PyTorch's fused kernel gives the same output, building the causal pattern itself when that is all.
+    """
+    tq, tk, groups = q.size(-2), k.size(-2), q.size(-3) // k.size(-3)
+    if causal and mask is None and bias is None and tq == tk and weights is None:
+        shared = {"enable_gqa": True} if groups > 1 and FUSED_GQA else {}
+        if groups > 1 and not FUSED_GQA:
+            k, v = k.repeat_interleave(groups, dim=-3), v.repeat_interleave(groups, dim=-3)  # (b, h, tk, .)
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True, **shared)  # (b, h, tq, dv)
+    if causal:
+        pattern = causal_mask(tk, q.device)[tk - tq :]  # (tq, tk): the queries are the last tq positions
+        mask = pattern if mask is None else mask & pattern  # (b|1, h|1, tq, tk)
+    if groups > 1 and (weights is not None or not FUSED_GQA):  # each key/value head, once per query head
+        k, v = k.repeat_interleave(groups, dim=-3), v.repeat_interleave(groups, dim=-3)  # (b, h, tk, .)
+    if weights is not None:  # the teaching path: softmax(q kᵀ / √d) written out
+        out, w = scaled_dot_product_attention(q, k, v, mask, bias=bias)  # (b, h, tq, dv), (b, h, tq, tk)
+        weights.append(w)
+        return out
+    shared = {"enable_gqa": True} if groups > 1 else {}  # the kernel shares the hk heads, without copies
+    return fused_attention(q, k, v, mask, bias=bias, **shared)  # (b, h, tq, dv)

@@ -36,13 +36,41 @@ from torch import Tensor, nn
 
 
 # --- added to the embeddings (chapter 05) -----------------------------------------------------------
-def check_length(t: int, max_len: int) -> None:
-    """Raise a ValueError saying the limit when a sequence of ``t`` positions exceeds ``max_len``."""
-    if t > max_len:
+def check_length(t: int, context: int) -> None:
+    """Raise a ValueError saying the limit when a sequence of ``t`` positions exceeds ``context``."""
+    if t > context:
         raise ValueError(
-            f"The sequence has {t} positions but the model knows only max_len={max_len}. "
-            f"Truncate the input to {max_len} tokens, or build the model with max_len >= {t}."
+            f"The sequence has {t} positions but the model takes at most context={context}. Crop the input "
+            f"to its last {context} tokens (tokens[:, -{context}:]), or build the model with context >= {t}."
         )
+
+
+def check_tokens(tokens: Tensor, context: int, vocab_size: int, past: int = 0) -> None:
+    """A model's door: ``tokens`` int ``(b, t)``, ids in ``0 .. vocab_size - 1``, and ``past + t <= context``
+    (``past``: positions already in a KV cache). A ValueError that says what to do otherwise. The ids are
+    checked on the CPU only: reading them back from a GPU would stall every step (there an id out of range
+    stops the kernel with a device-side assert instead)."""
+    if tokens.dim() != 2:
+        raise ValueError(
+            f"tokens must be (b, t), got shape {tuple(tokens.shape)}; add a batch dimension: tokens[None]."
+        )
+    if tokens.dtype.is_floating_point or tokens.dtype == torch.bool:
+        raise ValueError(f"tokens must hold integer ids, got {tokens.dtype}; convert with tokens.long().")
+    if tokens.device.type == "cpu" and tokens.numel():
+        low, high = int(tokens.min()), int(tokens.max())
+        if low < 0 or high >= vocab_size:
+            raise ValueError(
+                f"tokens holds the id {low if low < 0 else high}, outside the vocabulary "
+                f"0..{vocab_size - 1}. Encode the text with this model's tokenizer, or build the model "
+                f"with vocab_size > {high}."
+            )
+    t = tokens.size(1)
+    if past and past + t > context:
+        raise ValueError(
+            f"The input has {past} cached + {t} new positions but the model takes at most context={context}: "
+            f"crop it to its last {context} tokens (tokens[:, -{context}:]) and start with a fresh cache."
+        )
+    check_length(t, context)
 
 
 def sinusoidal_encoding(max_len: int, emb: int) -> Tensor:
@@ -113,6 +141,7 @@ __all__ = [
     "relative_offsets",
     "rotate",
     "check_length",
+    "check_tokens",
     "sinusoidal_encoding",
     "PositionEmbedding",
     "PositionEncoding",

@@ -24,12 +24,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import torch.nn.functional as F
 from torch import Tensor, nn
 
 from fromscratch.attention.cache import KVCache
-from fromscratch.attention.dot_product import fused_attention, scaled_dot_product_attention
-from fromscratch.attention.masks import causal_mask, check_padding_mask
+from fromscratch.attention.dot_product import attend
+from fromscratch.attention.masks import check_padding_mask
 from fromscratch.attention.positions import PositionEmbedding, PositionEncoding, check_length
 from fromscratch.blocks.feedforward import FeedForward
 from fromscratch.blocks.transformer import TransformerBlock
@@ -98,18 +97,8 @@ class Attention(nn.Module):
             k, v = self.heads_of(self.to_keys, source), self.heads_of(self.to_values, source)  # (b, h, ., s)
             if cache is not None:
                 k, v = cache.append(k, v)  # (b, h, tk, s)
-        tk = k.size(2)
-        mask = causal_mask(tk, x.device)[tk - t :] if self.causal else None  # (t, tk): the newest queries
-        if padding_mask is not None:
-            keys = padding_mask[:, None, None, :]  # (b, 1, 1, tk)
-            mask = keys if mask is None else mask & keys  # (b, 1, t, tk)
-        if attention is not None:
-            out, weights = scaled_dot_product_attention(q, k, v, mask)  # (b, h, t, s), (b, h, t, tk)
-            attention.append(weights)
-        elif self.causal and padding_mask is None and tk == t:
-            out = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # (b, h, t, s)
-        else:
-            out = fused_attention(q, k, v, mask)  # (b, h, t, s)
+        keys = padding_mask[:, None, None, :] if padding_mask is not None else None  # (b, 1, 1, tk)
+        out = attend(q, k, v, keys, causal=self.causal, weights=attention)  # (b, h, t, s)
         return self.unify_heads(out.transpose(1, 2).reshape(b, t, e))  # (b, t, e)
 
 

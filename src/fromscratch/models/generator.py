@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from torch import Tensor, nn
 
+from fromscratch.attention.positions import check_tokens
 from fromscratch.blocks.transformer import TransformerStack
 from fromscratch.models.config import resolve_config
 
@@ -64,13 +65,5 @@ class Generator(nn.Module):
     def forward(self, tokens: Tensor, *, attention: list[Tensor] | None = None) -> Tensor:
         """tokens int ``(b, t)``, ``t <= context`` -> logits ``(b, t, V)``. ``attention``: a list that
         gets one ``(b, h, t, t)`` weight tensor per block (zero above the diagonal when causal)."""
-        if tokens.dim() != 2:
-            raise ValueError(
-                f"tokens must be (b, t), got {tuple(tokens.shape)}; add a batch dimension with tokens[None]."
-            )
-        if tokens.size(1) > self.context:
-            raise ValueError(
-                f"The input has {tokens.size(1)} tokens but this generator's context is {self.context}; "
-                f"crop it to its last {self.context} (tokens[:, -{self.context}:])."
-            )
+        check_tokens(tokens, self.context, self.vocab_size)
         return self.to_logits(self.stack(tokens, attention=attention))  # (b, t, V)

@@ -22,9 +22,9 @@ import torch
 from torch import Tensor, nn
 
 from fromscratch.attention.cache import KVCache
-from fromscratch.attention.dot_product import fused_attention, scaled_dot_product_attention
-from fromscratch.attention.masks import causal_mask, check_padding_mask
-from fromscratch.attention.positions import check_length
+from fromscratch.attention.dot_product import attend
+from fromscratch.attention.masks import check_padding_mask
+from fromscratch.attention.positions import check_tokens
 from fromscratch.blocks.feedforward import FeedForward
 from fromscratch.models.config import resolve_config
 
@@ -80,20 +80,12 @@ class CausalSelfAttention(nn.Module):
         v = self.to_values(x).view(b, t, h, -1).transpose(1, 2)  # (b, h, t, s)
         if cache is not None:
             k, v = cache.append(k, v)  # (b, h, tk, s): the cached positions, then these
-        tk = k.size(2)
-        mask = causal_mask(tk, x.device)[tk - t :]  # (t, tk): the queries are the last t positions
-        if padding_mask is not None:
-            mask = mask & padding_mask[:, None, None, :]  # (b, 1, t, tk)
-        if attention is not None:
-            out, weights = scaled_dot_product_attention(q, k, v, mask)  # (b, h, t, s), (b, h, t, tk)
-            attention.append(weights)
-        elif padding_mask is None and tk == t:
-            out = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)  # (b, h, t, s)
-        else:
-            out = fused_attention(q, k, v, mask)  # (b, h, t, s)
+        keys = padding_mask[:, None, None, :] if padding_mask is not None else None  # (b, 1, 1, tk)
+        out = attend(q, k, v, keys, causal=True, weights=attention)  # (b, h, t, s)
         return self.unify_heads(out.transpose(1, 2).reshape(b, t, e))  # (b, t, e)
 
 
+# Same as models.llama.LlamaBlock in chapter 14's GPT-2 rung: tests/test_llama.py loads GPT2 into that rung
 class Block(nn.Module):
     """A pre-norm block: ``x + attention(norm1(x))``, then ``x + ff(norm2(x))`` (GELU, tanh form)."""
 
@@ -105,14 +97,22 @@ class Block(nn.Module):
         self.ff = FeedForward(c.emb, c.ff_mult, c.dropout, activation="gelu_tanh")
         self.dropout = nn.Dropout(c.dropout)
 
-    def forward(self, x: Tensor, **options) -> Tensor:
-        """x ``(b, t, e)`` -> ``(b, t, e)``; ``options`` (masks, cache, attention) go to the attention."""
-        x = x + self.dropout(self.attention(self.norm1(x), **options))  # (b, t, e)
+    def forward(
+        self,
+        x: Tensor,
+        *,
+        padding_mask: Tensor | None = None,
+        cache: KVCache | None = None,
+        attention: list[Tensor] | None = None,
+    ) -> Tensor:
+        """x ``(b, t, e)`` -> ``(b, t, e)``; the keywords go to :class:`CausalSelfAttention`."""
+        a = self.attention(self.norm1(x), padding_mask=padding_mask, cache=cache, attention=attention)
+        x = x + self.dropout(a)  # (b, t, e)
         return x + self.dropout(self.ff(self.norm2(x)))  # (b, t, e)
 
 
 class GPT2(nn.Module):
-    """GPT-2: ``GPT2(config, **fields)``; ``forward(input_ids)`` -> logits ``(b, t, V)``."""
+    """GPT-2: ``GPT2(config, **fields)``; ``forward(tokens)`` -> logits ``(b, t, V)``."""
 
     def __init__(self, config: GPT2Config | None = None, **fields) -> None:
         super().__init__()
@@ -133,27 +133,23 @@ class GPT2(nn.Module):
 
     def forward(
         self,
-        input_ids: Tensor,
+        tokens: Tensor,
         *,
         padding_mask: Tensor | None = None,
         cache: list[KVCache] | None = None,
         attention: list[Tensor] | None = None,
     ) -> Tensor:
-        """input_ids int ``(b, t)`` -> logits ``(b, t, V)``. ``padding_mask`` bool ``(b, tk)``, True at
+        """tokens int ``(b, t)`` -> logits ``(b, t, V)``. ``padding_mask`` bool ``(b, tk)``, True at
         real tokens (padding at the end). ``cache`` (:meth:`new_cache`, filled by earlier calls):
-        ``input_ids`` are the positions after the cached ones. ``attention`` gets one
+        ``tokens`` are the positions after the cached ones. ``attention`` gets one
         ``(b, h, t, tk)`` tensor per block."""
-        if input_ids.dim() != 2:
-            raise ValueError(
-                f"input_ids must be (b, t), got {tuple(input_ids.shape)}; add a batch dimension: ids[None]."
-            )
-        b, t = input_ids.shape
         past = len(cache[0]) if cache else 0  # positions already in the cache
-        check_length(past + t, self.context)
+        check_tokens(tokens, self.context, self.vocab_size, past)
+        b, t = tokens.shape
         if padding_mask is not None:
             check_padding_mask(padding_mask, b, past + t)
-        positions = torch.arange(past, past + t, device=input_ids.device)  # (t,)
-        x = self.dropout(self.token_embedding(input_ids) + self.position_embedding(positions))  # (b, t, e)
+        positions = torch.arange(past, past + t, device=tokens.device)  # (t,)
+        x = self.dropout(self.token_embedding(tokens) + self.position_embedding(positions))  # (b, t, e)
         for i, block in enumerate(self.blocks):
             layer_cache = cache[i] if cache is not None else None
             x = block(x, padding_mask=padding_mask, cache=layer_cache, attention=attention)  # (b, t, e)

@@ -27,13 +27,10 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from fromscratch.attention.cache import KVCache
-from fromscratch.attention.dot_product import fused_attention, scaled_dot_product_attention
-from fromscratch.attention.masks import causal_mask, check_padding_mask
-from fromscratch.attention.positions import PositionEmbedding, RotaryEmbedding, check_length
+from fromscratch.attention.dot_product import attend
+from fromscratch.attention.masks import check_padding_mask
+from fromscratch.attention.positions import RotaryEmbedding, check_tokens
 from fromscratch.models.config import resolve_config
-
-# F.scaled_dot_product_attention shares key/value heads itself (enable_gqa) from PyTorch 2.5 on
-FUSED_GQA = torch.torch_version.TorchVersion(torch.__version__) >= (2, 5)
 
 
 @dataclass(frozen=True)
@@ -51,9 +48,9 @@ class LlamaConfig:
     norm_eps: float = 1e-5  # the norms' epsilon (Llama 2: 1e-5)
     tied: bool = True  # output layer = token embedding (SmolLM2, stories260K: yes; Llama 2: no)
     norm: str = "rms"  # "rms" (Llama) or "layer" (GPT-2's LayerNorm; chapter 14's ablation)
-    feedforward: str = "swiglu"  # "swiglu" (Llama) or "gelu" (GPT-2's MLP, hidden wide; the ablation)
+    feedforward: str = "swiglu"  # "swiglu" (Llama) or "gelu_tanh" (GPT-2's MLP, hidden wide; the ablation)
     positions: str = "rope"  # "rope" (Llama) or "learned" (GPT-2's; the ablation)
-    bias: bool = False  # biases in every linear layer (Llama: none; GPT-2: all)
+    bias: bool = False  # biases in every linear layer (Llama: none; GPT-2: all, its MLP's always)
     dropout: float = 0.0  # after the embeddings and each sub-layer (Llama: 0)
 
     @property
@@ -106,14 +103,15 @@ class SwiGLU(nn.Module):
         return self.down(self.dropout(gated))  # (b, t, e)
 
 
+# Same as blocks.FeedForward(activation="gelu_tanh"), GPT-2's; tests/test_llama.py loads one into the other
 class MLP(nn.Module):
-    """GPT-2's feed-forward, ``hidden`` wide (chapter 14's ablation): linear, exact GELU, linear."""
+    """GPT-2's feed-forward, ``hidden`` wide (chapter 14's ablation): linear, GELU (tanh form), linear."""
 
     def __init__(self, emb: int, hidden: int, dropout: float = 0.0, *, bias: bool = True) -> None:
         super().__init__()
         self.net = nn.Sequential(
             nn.Linear(emb, hidden, bias=bias),
-            nn.GELU(),
+            nn.GELU(approximate="tanh"),
             nn.Dropout(dropout),
             nn.Linear(hidden, emb, bias=bias),
         )
@@ -158,22 +156,8 @@ class GroupedQueryAttention(nn.Module):
             q, k = rotary(q, offset=past), rotary(k, offset=past)  # positions past .. past + t - 1
         if cache is not None:
             k, v = cache.append(k, v)  # (b, hk, tk, s)
-        tk = k.size(2)
-        mask = causal_mask(tk, x.device)[tk - t :]  # (t, tk): the queries are the last t positions
-        if padding_mask is not None:
-            mask = mask & padding_mask[:, None, None, :]  # (b, 1, t, tk)
-        shared = {}  # how the fused kernel learns that hk < h
-        if attention is not None or not FUSED_GQA:  # each key/value head, once per query head it serves
-            k, v = k.repeat_interleave(h // hk, dim=1), v.repeat_interleave(h // hk, dim=1)  # (b, h, tk, s)
-        elif hk != h:
-            shared = {"enable_gqa": True}  # the kernel shares the hk heads itself, without copies
-        if attention is not None:
-            out, weights = scaled_dot_product_attention(q, k, v, mask)  # (b, h, t, s), (b, h, t, tk)
-            attention.append(weights)
-        elif padding_mask is None and tk == t:
-            out = F.scaled_dot_product_attention(q, k, v, is_causal=True, **shared)  # (b, h, t, s)
-        else:
-            out = fused_attention(q, k, v, mask, **shared)  # (b, h, t, s)
+        keys = padding_mask[:, None, None, :] if padding_mask is not None else None  # (b, 1, 1, tk)
+        out = attend(q, k, v, keys, causal=True, weights=attention)  # (b, h, t, s); hk heads shared
         return self.unify_heads(out.transpose(1, 2).reshape(b, t, -1))  # (b, t, e)
 
 
@@ -191,10 +175,20 @@ class LlamaBlock(nn.Module):
             self.ff = MLP(c.emb, c.hidden, c.dropout, bias=c.bias)
         self.dropout = nn.Dropout(c.dropout)
 
-    def forward(self, x: Tensor, **options) -> Tensor:
-        """x ``(b, t, e)`` -> ``(b, t, e)``; ``options`` (rotary, padding_mask, cache, attention) go to
-        the attention."""
-        x = x + self.dropout(self.attention(self.norm1(x), **options))  # (b, t, e)
+    def forward(
+        self,
+        x: Tensor,
+        *,
+        rotary: RotaryEmbedding | None = None,
+        padding_mask: Tensor | None = None,
+        cache: KVCache | None = None,
+        attention: list[Tensor] | None = None,
+    ) -> Tensor:
+        """x ``(b, t, e)`` -> ``(b, t, e)``; the keywords go to :class:`GroupedQueryAttention`."""
+        a = self.attention(
+            self.norm1(x), rotary=rotary, padding_mask=padding_mask, cache=cache, attention=attention
+        )
+        x = x + self.dropout(a)  # (b, t, e)
         return x + self.dropout(self.ff(self.norm2(x)))  # (b, t, e)
 
 
@@ -217,7 +211,7 @@ class Llama(nn.Module):
             )
         for name, value, choices in [
             ("norm", c.norm, ("rms", "layer")),
-            ("feedforward", c.feedforward, ("swiglu", "gelu")),
+            ("feedforward", c.feedforward, ("swiglu", "gelu_tanh")),
             ("positions", c.positions, ("rope", "learned")),
         ]:
             if value not in choices:
@@ -225,7 +219,7 @@ class Llama(nn.Module):
         self.context, self.vocab_size = c.context, c.vocab_size
         self.token_embedding = nn.Embedding(c.vocab_size, c.emb)
         if c.positions == "learned":
-            self.position_embedding = PositionEmbedding(c.context, c.emb)
+            self.position_embedding = nn.Embedding(c.context, c.emb)  # GPT-2's: one vector per position
         else:
             self.rotary = RotaryEmbedding(c.head_dim, base=c.rope_theta)
         self.dropout = nn.Dropout(c.dropout)
@@ -247,34 +241,43 @@ class Llama(nn.Module):
 
     def forward(
         self,
-        input_ids: Tensor,
+        tokens: Tensor,
         *,
         padding_mask: Tensor | None = None,
         cache: list[KVCache] | None = None,
         attention: list[Tensor] | None = None,
     ) -> Tensor:
-        """input_ids int ``(b, t)`` -> logits ``(b, t, V)``. ``padding_mask`` bool ``(b, tk)``, True at
-        real tokens (padding at the end). ``cache`` (:meth:`new_cache`, filled by earlier calls):
-        ``input_ids`` are the positions after the cached ones. ``attention`` gets one
+        """tokens int ``(b, t)`` -> logits ``(b, t, V)``: :meth:`hidden`, then the output layer."""
+        x = self.hidden(tokens, padding_mask=padding_mask, cache=cache, attention=attention)  # (b, t, e)
+        return self.to_logits(x)  # (b, t, V)
+
+    def hidden(
+        self,
+        tokens: Tensor,
+        *,
+        padding_mask: Tensor | None = None,
+        cache: list[KVCache] | None = None,
+        attention: list[Tensor] | None = None,
+    ) -> Tensor:
+        """tokens int ``(b, t)`` -> the last hidden states ``(b, t, e)``, after the final norm (Hugging
+        Face's ``LlamaModel``; :meth:`forward` is its ``LlamaForCausalLM``). ``padding_mask`` bool
+        ``(b, tk)``, True at real tokens (padding at the end). ``cache`` (:meth:`new_cache`, filled by
+        earlier calls): ``tokens`` are the positions after the cached ones. ``attention`` gets one
         ``(b, h, t, tk)`` tensor per block."""
-        if input_ids.dim() != 2:
-            raise ValueError(
-                f"input_ids must be (b, t), got {tuple(input_ids.shape)}; add a batch dimension: ids[None]."
-            )
-        b, t = input_ids.shape
         past = len(cache[0]) if cache else 0  # positions already in the cache
-        check_length(past + t, self.context)
+        check_tokens(tokens, self.context, self.vocab_size, past)
+        b, t = tokens.shape
         if padding_mask is not None:
             check_padding_mask(padding_mask, b, past + t)
-        x = self.token_embedding(input_ids)  # (b, t, e)
+        x = self.token_embedding(tokens)  # (b, t, e)
         if self.config.positions == "learned":
-            x = x + self.position_embedding.positions(past + t)[past:]  # (b, t, e): positions past..past+t-1
+            x = x + self.position_embedding(torch.arange(past, past + t, device=x.device))  # (b, t, e)
         x = self.dropout(x)
         rotary = self.rotary if self.config.positions == "rope" else None
         for i, block in enumerate(self.blocks):
             layer_cache = cache[i] if cache is not None else None
             x = block(x, rotary=rotary, padding_mask=padding_mask, cache=layer_cache, attention=attention)
-        return self.to_logits(self.final_norm(x))  # (b, t, V)
+        return self.final_norm(x)  # (b, t, e)
 
 
 __all__ = ["Llama", "LlamaConfig", "MLP", "RMSNorm", "SwiGLU", "swiglu_hidden"]

@@ -21,13 +21,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import torch.nn.functional as F
 from torch import Tensor, nn
 
 from fromscratch.attention.cache import KVCache
-from fromscratch.attention.dot_product import fused_attention, scaled_dot_product_attention
-from fromscratch.attention.masks import causal_mask
-from fromscratch.attention.positions import ALiBi, PositionEmbedding, PositionEncoding, RotaryEmbedding
+from fromscratch.attention.dot_product import attend
+from fromscratch.attention.positions import (
+    ALiBi,
+    PositionEmbedding,
+    PositionEncoding,
+    RotaryEmbedding,
+    check_tokens,
+)
 from fromscratch.attention.relative_bias import RelativeBias
 from fromscratch.attention.sparse import PATTERNS, sparse_mask
 from fromscratch.blocks.feedforward import FeedForward
@@ -88,19 +92,7 @@ class CachedSelfAttention(nn.Module):
             q, k = rotary(q, offset=past), rotary(k, offset=past)  # positions past .. past + t - 1
         if cache is not None:
             k, v = cache.append(k, v)  # (b, h, tk, s)
-        tk = k.size(2)
-        mask = causal_mask(tk, x.device)[tk - t :]  # (t, tk): the queries are the last t positions
-        if attn_mask is not None:
-            mask = attn_mask & mask  # (t, tk)
-        if attention is not None:
-            out, weights = scaled_dot_product_attention(
-                q, k, v, mask, bias=bias
-            )  # (b, h, t, s), (b, h, t, tk)
-            attention.append(weights)
-        elif attn_mask is None and bias is None and tk == t:
-            out = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # (b, h, t, s)
-        else:
-            out = fused_attention(q, k, v, mask, bias=bias)  # (b, h, t, s)
+        out = attend(q, k, v, attn_mask, causal=True, bias=bias, weights=attention)  # (b, h, t, s)
         return self.unify_heads(out.transpose(1, 2).reshape(b, t, e))  # (b, t, e)
 
 
@@ -115,9 +107,21 @@ class Block(nn.Module):
         self.ff = FeedForward(c.emb, c.ff_mult, c.dropout)
         self.dropout = nn.Dropout(c.dropout)
 
-    def forward(self, x: Tensor, **options) -> Tensor:
-        """x ``(b, t, e)`` -> ``(b, t, e)``; ``options`` go to the attention."""
-        x = x + self.dropout(self.attention(self.norm1(x), **options))  # (b, t, e)
+    def forward(
+        self,
+        x: Tensor,
+        *,
+        attn_mask: Tensor | None = None,
+        cache: KVCache | None = None,
+        rotary: RotaryEmbedding | None = None,
+        bias: Tensor | None = None,
+        attention: list[Tensor] | None = None,
+    ) -> Tensor:
+        """x ``(b, t, e)`` -> ``(b, t, e)``; the keywords go to :class:`CachedSelfAttention`."""
+        a = self.attention(
+            self.norm1(x), attn_mask=attn_mask, cache=cache, rotary=rotary, bias=bias, attention=attention
+        )
+        x = x + self.dropout(a)  # (b, t, e)
         return x + self.dropout(self.ff(self.norm2(x)))  # (b, t, e)
 
 
@@ -163,31 +167,23 @@ class LongContextGenerator(nn.Module):
         """tokens int ``(b, t)`` -> logits ``(b, t, V)``. ``cache`` (:meth:`new_cache`, filled by earlier
         calls): ``tokens`` are the positions after the cached ones, ``len(cache[0]) + t <= context``.
         ``attention`` gets one ``(b, h, t, tk)`` weight tensor per block."""
-        if tokens.dim() != 2:
-            raise ValueError(
-                f"tokens must be (b, t), got {tuple(tokens.shape)}; add a batch dimension with tokens[None]."
-            )
         past = len(cache[0]) if cache else 0  # positions already in the cache
+        check_tokens(tokens, self.context, self.config.vocab_size, past)
         t, tk = tokens.size(1), past + tokens.size(1)
-        if tk > self.context:
-            raise ValueError(
-                f"The input has {past} cached + {t} new tokens but the context is {self.context}; crop it "
-                f"to its last {self.context} tokens (tokens[:, -{self.context}:]), with a fresh cache."
-            )
         x = self.token_embedding(tokens)  # (b, t, e)
         if self.position_embedding is not None:
             x = x + self.position_embedding.positions(tk)[past:]  # (b, t, e): positions past .. tk - 1
         x = self.dropout(x)
         c = self.config
-        options = dict(rotary=self.rotary, attention=attention)
-        if self.position_bias is not None:
-            options["bias"] = self.position_bias(t, tk)  # (h, t, tk)
-        if c.sparsity is not None:  # the teaching form: a boolean pattern over all tk² pairs
-            options["attn_mask"] = sparse_mask(c.sparsity, tk, c.sparse_block)[past:].to(
-                tokens.device
-            )  # (t, tk)
+        bias = self.position_bias(t, tk) if self.position_bias is not None else None  # (h, t, tk)
+        pattern = None  # the teaching form of sparsity: a boolean pattern over all tk² pairs
+        if c.sparsity is not None:
+            pattern = sparse_mask(c.sparsity, tk, c.sparse_block)[past:].to(tokens.device)  # (t, tk)
         for i, block in enumerate(self.blocks):
-            x = block(x, cache=cache[i] if cache is not None else None, **options)  # (b, t, e)
+            layer_cache = cache[i] if cache is not None else None
+            x = block(  # (b, t, e)
+                x, attn_mask=pattern, cache=layer_cache, rotary=self.rotary, bias=bias, attention=attention
+            )
         return self.to_logits(self.final_norm(x))  # (b, t, V)
 
 

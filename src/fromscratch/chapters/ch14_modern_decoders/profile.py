@@ -59,7 +59,7 @@ def ladder(emb: int, heads: int, depth: int, context: int, kv_heads: int) -> Lad
         hidden=4 * emb,
         rope_theta=10_000.0,
         norm="layer",
-        feedforward="gelu",
+        feedforward="gelu_tanh",
         positions="learned",
         bias=True,
     )
