@@ -158,3 +158,11 @@ After the table.
         "d": {"a", "util", "e"},
         "e": {"a", "util", "c", "d"},
     }
+
+
+def test_a_chapter_owns_its_folder():
+    """No chapter folder imports another chapter's folder, and no notebook imports another chapter's
+    folder: what a second chapter needs lives in the library (``training/``, ``interop/``, ``viz/``, ...)."""
+    import house_figures
+
+    assert house_figures.chapter_imports() == []

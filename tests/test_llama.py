@@ -3,9 +3,7 @@ Hugging Face's LlamaForCausalLM in our model, and the cosine schedule."""
 
 from __future__ import annotations
 
-import ast
 import math
-from pathlib import Path
 
 import pytest
 import torch
@@ -179,33 +177,6 @@ def test_every_profile_ladder_changes_one_thing_at_a_time():
             for m in (mlp, swiglu)
         ]
         assert weights[0] == weights[1]  # equal parameters (the feed-forwards' weights)
-
-
-def closure(path: Path, package: Path) -> set[Path]:
-    """The files of ``package`` that ``path`` imports, directly or through others, itself included
-    (``from a.b import c``: the module ``a/b.py``, or ``a/b/__init__.py`` and ``a/b/c.py``)."""
-    seen, todo = set(), [path]
-    while todo:
-        file = todo.pop()
-        if file in seen:
-            continue
-        seen.add(file)
-        for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == package.name:
-                base = package.parent.joinpath(*node.module.split("."))
-                modules = [base / f"{alias.name}.py" for alias in node.names]
-                found = [m for m in modules if m.exists()] + [base.with_suffix(".py")]
-                if len([m for m in modules if m.exists()]) < len(modules):
-                    found.append(base / "__init__.py")  # names from a package's __init__
-                todo += [f for f in found if f.exists()]
-    return seen
-
-
-def test_the_llama_reads_in_six_files():
-    """Issue 40: models/llama.py's in-package import closure is at most 6 files (18 before)."""
-    package = Path(__file__).parents[1] / "src" / "fromscratch"
-    files = sorted(str(f.relative_to(package)) for f in closure(package / "models" / "llama.py", package))
-    assert len(files) <= 6, files
 
 
 # --- Hugging Face's LlamaForCausalLM -----------------------------------------------------------------

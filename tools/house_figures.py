@@ -1,4 +1,4 @@
-"""Print the house's figures (issue 40): how readable the code a learner opens is, measured.
+"""Print the house's figures: how readable the code a learner opens is, measured.
 
     python tools/house_figures.py
 
@@ -7,20 +7,23 @@
 - ``return_attention`` in ``src/``, ``notebooks/`` and ``tests/`` (the golden maker, which documents the
   old API it recorded, excluded);
 - ``models/llama.py``'s import closure inside the package (files, lines), the files a reader opens;
-- hidden code in chapters 06 and later (the rule of ``tests/test_notebooks.py``: non-blank, non-comment lines
-  of code cells tagged ``remove-input``, ``hide-input`` or ``remove-cell``, solutions included);
-- modules of the package over 300 lines.
+- hidden code in chapters 06 and later: non-blank, non-comment lines of code cells tagged ``remove-input``
+  or ``remove-cell`` (the exercises' solutions, tagged ``solution`` and collapsed by design, not counted);
+- the attention dispatch (files calling ``F.scaled_dot_product_attention`` outside ``attend``);
+- chapter folders or notebooks importing another chapter's folder;
+- modules of the package over 300 lines (a figure: ``tests/test_house_figures.py`` fails at 400).
 """
 
 from __future__ import annotations
 
 import ast
 import json
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "fromscratch"
-HIDING = {"remove-input", "hide-input", "remove-cell"}
+HIDING = {"remove-input", "remove-cell"}  # hide-input collapses: the solutions, there by design
 
 
 def methods(folders: list[str]):
@@ -68,15 +71,41 @@ def closure(path: Path) -> set[Path]:
 
 def hidden_lines(notebook: Path) -> int:
     """Code lines the book does not show: non-blank, non-comment lines of code cells tagged
-    ``remove-input``, ``hide-input`` (the exercises' collapsed solutions) or ``remove-cell``."""
+    ``remove-input`` or ``remove-cell``, exercise solutions (tagged ``solution``) excluded."""
     cells = json.loads(notebook.read_text())["cells"]
     return sum(
         1
         for cell in cells
-        if cell["cell_type"] == "code" and HIDING & set(cell["metadata"].get("tags", []))
+        if cell["cell_type"] == "code"
+        and HIDING & (tags := set(cell["metadata"].get("tags", [])))
+        and "solution" not in tags
         for line in "".join(cell["source"]).splitlines()
         if line.strip() and not line.lstrip().startswith("#")
     )
+
+
+def dispatch_files() -> list[str]:
+    """Modules of the package that call PyTorch's fused attention themselves (not through ``attend``):
+    only ``attention/dot_product.py``, where ``attend`` lives, should."""
+    return sorted(
+        str(p.relative_to(PACKAGE))
+        for p in PACKAGE.rglob("*.py")
+        if re.search(r"scaled_dot_product_attention\([^)]*is_causal=True", p.read_text())
+        and "flash" not in p.name
+    )
+
+
+def chapter_imports() -> list[str]:
+    """``file -> chNN`` for every chapter folder or notebook that imports another chapter's folder."""
+    found = []
+    for path in sorted((PACKAGE / "chapters").glob("ch*/*.py")) + sorted(
+        (ROOT / "notebooks").glob("*.ipynb")
+    ):
+        own = path.parent.name[:4] if path.suffix == ".py" else "ch" + path.name[:2]
+        text = path.read_text()
+        others = set(re.findall(r"fromscratch\.chapters\.(ch\d\d)_", text)) - {own}
+        found += [f"{path.relative_to(ROOT)} -> {other}" for other in sorted(others)]
+    return found
 
 
 def main() -> None:
@@ -102,8 +131,9 @@ def main() -> None:
     print(f"models/llama.py's closure: {len(files)} files, {lines:,} lines ({named})")
     chapters = {p.name[:2]: hidden_lines(p) for p in sorted((ROOT / "notebooks").glob("*.ipynb"))}
     later = {k: n for k, n in chapters.items() if int(k) >= 6}
-    print(f"hidden code in chapters 06+: {sum(later.values())} lines ({later})")
-    print(f"of which chapters 06-15 (the issue's range): {sum(n for k, n in later.items() if int(k) <= 15)}")
+    print(f"hidden code in chapters 06+ (solutions not counted): {sum(later.values())} lines ({later})")
+    print(f"files holding the attention dispatch: {dispatch_files()}")
+    print(f"chapter -> chapter imports: {chapter_imports() or 'none'}")
     long = [(len(p.read_text().splitlines()), str(p.relative_to(PACKAGE))) for p in PACKAGE.rglob("*.py")]
     print("modules over 300 lines:", sorted((n, p) for n, p in long if n > 300) or "none")
 
