@@ -190,7 +190,7 @@ def test_transformer_xl(goldens):
 
 BASE = LlamaConfig(vocab_size=V, context=8, emb=16, heads=4, kv_heads=2, depth=2, hidden=24, tied=False)
 GPT2_STYLE = dict(
-    kv_heads=4, norm="layer", feedforward="gelu_tanh", positions="learned", bias=True, tied=True
+    kv_heads=4, norm_kind="layer", feedforward="gelu_tanh", positions="learned", bias=True, tied=True
 )
 DECODERS = {
     "gpt2": lambda: GPT2(vocab_size=V, context=8, emb=8, heads=2, depth=2, ff_mult=2, dropout=0.0),
@@ -199,10 +199,10 @@ DECODERS = {
     "llama_bias": lambda: Llama(BASE, bias=True),
     "llama_mqa": lambda: Llama(BASE, kv_heads=1),
     "ladder_gpt2": lambda: Llama(BASE, **GPT2_STYLE),
-    "ladder_rms": lambda: Llama(BASE, **{**GPT2_STYLE, "norm": "rms"}),
-    "ladder_swiglu": lambda: Llama(BASE, **{**GPT2_STYLE, "norm": "rms", "feedforward": "swiglu"}),
+    "ladder_rms": lambda: Llama(BASE, **{**GPT2_STYLE, "norm_kind": "rms"}),
+    "ladder_swiglu": lambda: Llama(BASE, **{**GPT2_STYLE, "norm_kind": "rms", "feedforward": "swiglu"}),
     "ladder_rope": lambda: Llama(
-        BASE, **{**GPT2_STYLE, "norm": "rms", "feedforward": "swiglu", "positions": "rope"}
+        BASE, **{**GPT2_STYLE, "norm_kind": "rms", "feedforward": "swiglu", "positions": "rope"}
     ),
 }
 

@@ -66,7 +66,7 @@ def test_swiglu_of_two_thirds_width_has_the_mlps_weights(emb):
 # --- the block -------------------------------------------------------------------------------------
 def test_one_block_is_gpt2s_or_llamas_by_its_config():
     sizes = dict(vocab_size=10, emb=32, heads=4, hidden=88)
-    gpt2 = LlamaBlock(LlamaConfig(**sizes, kv_heads=4, norm="layer", feedforward="gelu_tanh", bias=True))
+    gpt2 = LlamaBlock(LlamaConfig(**sizes, kv_heads=4, norm_kind="layer", feedforward="gelu_tanh", bias=True))
     llama = LlamaBlock(LlamaConfig(**sizes, kv_heads=2))
     assert isinstance(gpt2.norm1, torch.nn.LayerNorm) and isinstance(gpt2.ff, MLP)
     assert isinstance(llama.norm1, RMSNorm) and isinstance(llama.ff, SwiGLU)
@@ -103,7 +103,7 @@ def test_the_gpt2_style_rung_has_gpt2s_parameters():
         kv_heads=4,
         depth=2,
         hidden=128,
-        norm="layer",
+        norm_kind="layer",
         feedforward="gelu_tanh",
         positions="learned",
         bias=True,
@@ -127,7 +127,7 @@ def test_the_mlp_is_gpt2s_feedforward():
 
 
 @pytest.mark.parametrize(
-    "fields", [{}, {"positions": "learned"}, {"norm": "layer", "feedforward": "gelu_tanh", "bias": True}]
+    "fields", [{}, {"positions": "learned"}, {"norm_kind": "layer", "feedforward": "gelu_tanh", "bias": True}]
 )
 def test_cached_logits_equal_the_full_forward(fields):
     model = small(**fields)
@@ -170,7 +170,7 @@ def test_every_profile_ladder_changes_one_thing_at_a_time():
             sorted(k for k in vars(a) if getattr(a, k) != getattr(b, k))
             for (_, a), (_, b) in zip(ladder, ladder[1:], strict=False)
         ]
-        assert changed == [["norm"], ["feedforward", "hidden"], ["positions"], ["kv_heads"], ["bias"]]
+        assert changed == [["norm_kind"], ["feedforward", "hidden"], ["positions"], ["kv_heads"], ["bias"]]
         mlp, swiglu = Llama(ladder[1][1]), Llama(ladder[2][1])
         weights = [
             sum(p.numel() for n, p in m.named_parameters() if "ff." in n and n.endswith("weight"))

@@ -51,7 +51,7 @@ def hf_llama_config(model: Llama):
     import transformers
 
     c = model.config
-    if c.norm != "rms" or c.feedforward != "swiglu" or c.positions != "rope" or c.bias:
+    if c.norm_kind != "rms" or c.feedforward != "swiglu" or c.positions != "rope" or c.bias:
         raise ValueError("Only a Llama proper (RMSNorm, SwiGLU, RoPE, no biases) has a transformers twin.")
     return transformers.LlamaConfig(
         vocab_size=c.vocab_size,

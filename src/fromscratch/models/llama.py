@@ -47,11 +47,32 @@ class LlamaConfig:
     rope_theta: float = 100_000.0  # RoPE base θ: pair m turns by θ^(-2m/s) per position (Llama 2: 10,000)
     norm_eps: float = 1e-5  # the norms' epsilon (Llama 2: 1e-5)
     tied: bool = True  # output layer = token embedding (SmolLM2, stories260K: yes; Llama 2: no)
-    norm: str = "rms"  # "rms" (Llama) or "layer" (GPT-2's LayerNorm; chapter 14's ablation)
+    norm_kind: str = "rms"  # "rms" (Llama) or "layer" (GPT-2's LayerNorm; chapter 14's ablation)
     feedforward: str = "swiglu"  # "swiglu" (Llama) or "gelu_tanh" (GPT-2's MLP, hidden wide; the ablation)
     positions: str = "rope"  # "rope" (Llama) or "learned" (GPT-2's; the ablation)
     bias: bool = False  # biases in every linear layer (Llama: none; GPT-2: all, its MLP's always)
     dropout: float = 0.0  # after the embeddings and each sub-layer (Llama: 0)
+
+    def __post_init__(self) -> None:
+        c = self
+        if c.emb % c.heads or c.head_dim % 2:
+            raise ValueError(
+                f"emb={c.emb} must be a multiple of heads={c.heads} with an even head width (RoPE turns "
+                f"pairs); got head width {c.emb / c.heads:g}."
+            )
+        if c.kv_heads <= 0 or c.heads % c.kv_heads:
+            divisors = [n for n in range(1, c.heads + 1) if c.heads % n == 0]
+            raise ValueError(
+                f"kv_heads={c.kv_heads} must divide heads={c.heads}: each key/value head serves "
+                f"heads / kv_heads query heads. Pick kv_heads from {divisors}."
+            )
+        for name, value, choices in [
+            ("norm_kind", c.norm_kind, ("rms", "layer")),
+            ("feedforward", c.feedforward, ("swiglu", "gelu_tanh")),
+            ("positions", c.positions, ("rope", "learned")),
+        ]:
+            if value not in choices:
+                raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}.")
 
     @property
     def head_dim(self) -> int:
@@ -167,8 +188,8 @@ class LlamaBlock(nn.Module):
     def __init__(self, c: LlamaConfig) -> None:
         super().__init__()
         self.attention = GroupedQueryAttention(c.emb, c.heads, c.kv_heads, bias=c.bias)
-        self.norm1 = RMSNorm(c.emb, c.norm_eps) if c.norm == "rms" else nn.LayerNorm(c.emb, c.norm_eps)
-        self.norm2 = RMSNorm(c.emb, c.norm_eps) if c.norm == "rms" else nn.LayerNorm(c.emb, c.norm_eps)
+        self.norm1 = RMSNorm(c.emb, c.norm_eps) if c.norm_kind == "rms" else nn.LayerNorm(c.emb, c.norm_eps)
+        self.norm2 = RMSNorm(c.emb, c.norm_eps) if c.norm_kind == "rms" else nn.LayerNorm(c.emb, c.norm_eps)
         if c.feedforward == "swiglu":
             self.ff = SwiGLU(c.emb, c.hidden, c.dropout, bias=c.bias)
         else:
@@ -198,24 +219,6 @@ class Llama(nn.Module):
     def __init__(self, config: LlamaConfig | None = None, **fields) -> None:
         super().__init__()
         self.config = c = resolve_config(LlamaConfig, config, fields)
-        if c.emb % c.heads or c.head_dim % 2:
-            raise ValueError(
-                f"emb={c.emb} must be a multiple of heads={c.heads} with an even head width (RoPE turns "
-                f"pairs); got head width {c.emb / c.heads:g}."
-            )
-        if c.kv_heads <= 0 or c.heads % c.kv_heads:
-            divisors = [n for n in range(1, c.heads + 1) if c.heads % n == 0]
-            raise ValueError(
-                f"kv_heads={c.kv_heads} must divide heads={c.heads}: each key/value head serves "
-                f"heads / kv_heads query heads. Pick kv_heads from {divisors}."
-            )
-        for name, value, choices in [
-            ("norm", c.norm, ("rms", "layer")),
-            ("feedforward", c.feedforward, ("swiglu", "gelu_tanh")),
-            ("positions", c.positions, ("rope", "learned")),
-        ]:
-            if value not in choices:
-                raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}.")
         self.context, self.vocab_size = c.context, c.vocab_size
         self.token_embedding = nn.Embedding(c.vocab_size, c.emb)
         if c.positions == "learned":
@@ -224,7 +227,7 @@ class Llama(nn.Module):
             self.rotary = RotaryEmbedding(c.head_dim, base=c.rope_theta)
         self.dropout = nn.Dropout(c.dropout)
         self.blocks = nn.ModuleList(LlamaBlock(c) for _ in range(c.depth))
-        self.final_norm = RMSNorm(c.emb, c.norm_eps) if c.norm == "rms" else nn.LayerNorm(c.emb, c.norm_eps)
+        self.final_norm = RMSNorm(c.emb, c.norm_eps) if c.norm_kind == "rms" else nn.LayerNorm(c.emb, c.norm_eps)
         self.to_logits = nn.Linear(c.emb, c.vocab_size, bias=False)
         for module in self.modules():  # GPT-2's initialisation: normal(0, 0.02), zero biases
             if isinstance(module, (nn.Linear, nn.Embedding)):

@@ -58,12 +58,12 @@ def ladder(emb: int, heads: int, depth: int, context: int, kv_heads: int) -> Lad
         depth=depth,
         hidden=4 * emb,
         rope_theta=10_000.0,
-        norm="layer",
+        norm_kind="layer",
         feedforward="gelu_tanh",
         positions="learned",
         bias=True,
     )
-    rms = replace(gpt2, norm="rms")
+    rms = replace(gpt2, norm_kind="rms")
     swiglu = replace(rms, feedforward="swiglu", hidden=swiglu_hidden(emb))  # 3 · e · 8e/3 = 8e² weights
     rope = replace(swiglu, positions="rope")
     gqa = replace(rope, kv_heads=kv_heads)
