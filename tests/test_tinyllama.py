@@ -42,7 +42,9 @@ def test_the_model_is_llama2cs_stories260k(shared, stories):
         512,
         512,
     )
-    assert c.tied and c.norm_kind == "rms" and c.feedforward == "swiglu" and c.positions == "rope" and not c.bias
+    assert (
+        c.tied and c.norm_kind == "rms" and c.feedforward == "swiglu" and c.positions == "rope" and not c.bias
+    )
     assert count_parameters(model) == 260_032
     assert len(tokenizer) == 512 and not model.training
     ids = torch.tensor([tokenizer.encode("Once upon a time")])

@@ -227,7 +227,9 @@ class Llama(nn.Module):
             self.rotary = RotaryEmbedding(c.head_dim, base=c.rope_theta)
         self.dropout = nn.Dropout(c.dropout)
         self.blocks = nn.ModuleList(LlamaBlock(c) for _ in range(c.depth))
-        self.final_norm = RMSNorm(c.emb, c.norm_eps) if c.norm_kind == "rms" else nn.LayerNorm(c.emb, c.norm_eps)
+        self.final_norm = (
+            RMSNorm(c.emb, c.norm_eps) if c.norm_kind == "rms" else nn.LayerNorm(c.emb, c.norm_eps)
+        )
         self.to_logits = nn.Linear(c.emb, c.vocab_size, bias=False)
         for module in self.modules():  # GPT-2's initialisation: normal(0, 0.02), zero biases
             if isinstance(module, (nn.Linear, nn.Embedding)):
