@@ -6,7 +6,7 @@ With the sizes of ``get_profile("cpu").ch10`` (or another profile's), on 2 CPU t
 2. fine-tuning on the 25,000 labelled training reviews;
 3. the accuracy on all 25,000 test reviews.
 
-It prints the wall time of each phase and the test accuracy. The target (issue 11): at least 89 %,
+It prints the wall time of each phase and the test accuracy. The target: at least 89 %,
 above chapter 06's bag of embeddings (88.0 %), with pretraining and fine-tuning within 25 minutes on
 2 cores. The checkpoints it writes (under ``$FROMSCRATCH_DATA/checkpoints``) are what chapter 10
 loads in the ``cpu`` profile; ``--fresh`` ignores existing ones and trains again.

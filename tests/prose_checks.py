@@ -1,4 +1,4 @@
-"""Does a chapter's computed prose read? The shared checks of ``tests/test_prose_chNN.py`` (issue 43).
+"""Does a chapter's computed prose read? The shared checks of ``tests/test_prose_chNN.py``.
 
 A chapter's prose functions (``chapters/chNN_<name>/prose.py``) are rendered there with the ``gpu``
 profile's sizes and with synthetic results on both sides of every verdict; each text goes through

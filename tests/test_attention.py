@@ -338,7 +338,7 @@ def test_the_three_kinds_share_one_forward():
 
 
 def test_self_attention_stays_at_its_teaching_shape():
-    """Issue 40: one SelfAttention for chapters 04-10, a forward of at most 45 lines, four arguments."""
+    """one SelfAttention for chapters 04-10, a forward of at most 45 lines, four arguments."""
     import inspect
 
     lines = inspect.getsource(SelfAttention.forward).splitlines()

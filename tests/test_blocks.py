@@ -93,7 +93,7 @@ def test_block_options_are_keyword_only_and_checked():
 
 
 def test_the_block_stays_at_its_teaching_shape():
-    """Issue 40: TransformerBlock (chapters 05-09) takes at most 8 constructor arguments."""
+    """TransformerBlock (chapters 05-09) takes at most 8 constructor arguments."""
     import inspect
 
     assert len(inspect.signature(TransformerBlock).parameters) <= 8

@@ -1,4 +1,4 @@
-"""Every model family computes what it computed before issue 40's rewrite, weight for weight.
+"""Every model family computes what it computed before the rewrite to one attention, weight for weight.
 
 ``tests/golden/*.pt`` hold tiny models' state dicts, inputs and outputs recorded from the old code
 (``tests/golden/make_goldens.py``, commit 012f766). Each case here builds the new class, loads the old

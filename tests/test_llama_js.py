@@ -1,4 +1,4 @@
-"""The course's JavaScript Llama (``src/fromscratch/viz/js/llama.js``, chapter 14, issue 37) under ``node``:
+"""The course's JavaScript Llama (``src/fromscratch/viz/js/llama.js``, chapter 14) under ``node``:
 stories260K's greedy story from BOS byte for byte llama2.c's reference, its logits those of our PyTorch
 Llama, its tokeniser our sentencepiece tokeniser, its sampling reproducible. Skipped without ``node``
 or without the data mirror."""

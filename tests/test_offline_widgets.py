@@ -1,5 +1,5 @@
-"""The book's own widget manager and its interactive figures, in a real browser with the network blocked
-(issue 37): saved ipywidgets state renders its controls and ``Play`` moves a ``jslink``ed slider with the
+"""The book's own widget manager and its interactive figures, in a real browser with the network blocked:
+saved ipywidgets state renders its controls and ``Play`` moves a ``jslink``ed slider with the
 vendored ``@jupyter-widgets/html-manager``; a ``viz.frames`` figure changes when its slider moves; the
 in-page stories260K writes llama2.c's reference story. Pages are built here from the same pieces the book
 uses, so these run without a book build; ``tests/book/test_interactive.py`` checks the built book.

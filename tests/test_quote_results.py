@@ -1,5 +1,5 @@
 """Numbers quoted from the chapters' cpu runs: one source (``chapters/chNN_*/results.json``), and the pages
-that quote them (``benchmarks/README.md``, ``book/instructors.md``) agree with it (issue 43)."""
+that quote them (``benchmarks/README.md``, ``book/instructors.md``) agree with it."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A busy GPU (issue 41): ``train`` reads a number back from the device at most every 10 steps.
+"""A busy GPU: ``train`` reads a number back from the device at most every 10 steps.
 
 Every read-back of a GPU tensor (``.item()``, ``float()``, ``bool()``, ``.tolist()``, ``.cpu()``, an
 operation whose output size depends on the data) makes the CPU wait until the GPU has finished

@@ -1,6 +1,6 @@
 """Regression pins: a Classifier and a Generator built at a fixed seed give these exact logits.
 
-The numbers were printed by the code as it stood before the configs/mask-API refactor (issue 8).
+The numbers were printed by the code as it stood before the configs/mask-API refactor.
 A refactor that changes parameter creation order, initialisation or the forward numerics fails here.
 """
 

@@ -1,4 +1,4 @@
-"""Precomputed interaction (fromscratch.viz.precomputed, issue 37): every frame drawn once, in order, and
+"""Precomputed interaction (fromscratch.viz.precomputed): every frame drawn once, in order, and
 the HTML that holds them; the explorers built on it: the shared one (fromscratch.viz.explorers) and the
 chapters' own (in their figures.py)."""
 

@@ -6,7 +6,7 @@
   run as a plain script after require.js raises "Mismatched anonymous define()".
 - require.js is added to every page after sphinx-copybutton's clipboard.js (priority 900; loaded
   before it, the copy buttons break).
-- Widgets render from their saved state (issue 37): the widget manager, ``@jupyter-widgets/html-manager``
+- Widgets render from their saved state: the widget manager, ``@jupyter-widgets/html-manager``
   vendored in ``tools/vendor/html-manager/``, is copied to ``_static/vendor/@jupyter-widgets/`` of the
   output; ``_config.yml``'s ``nb_ipywidgets_js`` loads its ``embed-amd.js`` (deferred: after require.js)
   on the pages that hold widget state, and a line after require.js on every page maps the widgets'

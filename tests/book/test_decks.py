@@ -32,7 +32,7 @@ def test_executed_deck_has_figures_and_stays_offline(file):
     assert (ROOT / f"{file}.ipynb").is_file()
 
 
-# --- the decks' interactive figures, in Chromium with the network blocked (issue 37) --------------------
+# --- the decks' interactive figures, in Chromium with the network blocked --------------------
 FRAMES_IN_DECK = """(async () => {
   const out = [];
   for (const figure of document.querySelectorAll('.fromscratch-frames')) {

@@ -1,5 +1,5 @@
 """The built book's interactive figures, used as a reader uses them, in Chromium with the network blocked
-(issue 37).
+().
 
 For every chapter page: each precomputed figure (``viz.frames``) shows another frame when any of its
 sliders moves (and its play button steps it), each bertviz view redraws when a head or a thumbnail is

@@ -1,5 +1,5 @@
 """Math renders wherever prose is computed: no raw TeX in any cell output, in the built book and in the decks,
-in Chromium with the network blocked (issue 43).
+in Chromium with the network blocked.
 
 A chapter's computed prose (``viz.prose``, a ``text/markdown`` output) is parsed as MyST in the book
 (``nb_render_markdown_format: myst`` in ``_config.yml``), so its ``$...$`` becomes a math span as the

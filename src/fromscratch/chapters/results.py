@@ -1,4 +1,4 @@
-"""One source for the numbers a chapter's ``cpu`` run measured and other pages quote (issue 43).
+"""One source for the numbers a chapter's ``cpu`` run measured and other pages quote.
 
 Each chapter folder may hold a committed ``results.json``: the headline numbers of the chapter's last
 ``cpu`` execution, with the date, the commit and the machine. The chapter writes it at the end of

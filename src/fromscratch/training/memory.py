@@ -11,8 +11,9 @@ the fused kernel of chapter 06 never stores them, keeping only ``(b, h, t)`` log
 ``torch.autograd.graph.saved_tensors_hooks`` (every tensor saved for backward passes through the
 hook; storages are counted once, parameters not at all), on any device. :func:`cuda_peak` reads
 ``torch.cuda.max_memory_allocated`` around a training step on a GPU. Whether a step fits a GPU is one
-rule, :func:`fits`: the step's peak and the CUDA context within 80 % of the memory; ``train``'s own
-check before its first step (:mod:`~fromscratch.training.fits`) asks it too.
+rule, :func:`fits`: the step's peak and the CUDA context within 80 % of the memory;
+:func:`~fromscratch.training.fits.check_run`, which a chapter calls before a long run, asks it too
+(``train`` itself checks nothing beforehand; it explains an out-of-memory error when one happens).
 
 Shape legend: ``b`` batch, ``t`` length, ``n = b·t`` positions, ``e`` embedding, ``h`` heads,
 ``f = ff_mult·e`` the feed-forward width, ``V`` vocabulary.

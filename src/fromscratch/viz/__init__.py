@@ -22,7 +22,7 @@ from fromscratch.viz import (
     attention,
     bertviz,
     diagrams,
-    explorers,  # interactive figures, precomputed (issue 37)
+    explorers,  # interactive figures, precomputed
     precomputed,  # viz.frames: every frame drawn in Python, swapped by a few lines of JavaScript
     text,
     verdicts,  # the words computed prose chooses from its numbers, tested on both sides

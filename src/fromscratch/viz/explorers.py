@@ -1,5 +1,5 @@
 """The interactive figures several chapters share, each precomputed for every setting of its sliders
-with :func:`~fromscratch.viz.precomputed.frames` (issue 37), so they respond in the book, the decks and a
+with :func:`~fromscratch.viz.precomputed.frames`, so they respond in the book, the decks and a
 notebook.
 
 - ``attention_frames``: attention heatmaps per layer and head (chapters 06, 09, 14).

@@ -1,5 +1,5 @@
 """Precomputed interaction: a figure drawn for every setting of its sliders while the chapter runs, and a few
-lines of JavaScript that show the one the sliders point at (issue 37; chapters 01, 04, 06, 07, 09, 11,
+lines of JavaScript that show the one the sliders point at (chapters 01, 04, 06, 07, 09, 11,
 13, 14).
 
 A live ipywidgets slider needs a Python kernel to redraw its figure, and the rendered book, the slide
@@ -198,7 +198,7 @@ def frames(
     **controls: Sequence[object] | Mapping[str, object],
 ) -> Frames:
     """Draw ``render(**values)`` for every combination of the controls' values; sliders choose which
-    shows (issue 37). See the module docstring.
+    shows. See the module docstring.
 
     controls: name -> values (a sequence, or a mapping label -> value); ``render`` gets one value per
     control, by name. start: name -> the value shown first (default: each control's first).

@@ -1,5 +1,5 @@
 """Verdicts: the words a chapter's computed prose chooses from its numbers, by rules tested on both sides
-(chapters 06-15, issue 43).
+(chapters 06-15).
 
 A chapter never decides "ahead", "crossed" or "at chance" with a threshold typed into its prose cell;
 it asks one of these, and prints what they return. Every function takes plain numbers and returns a

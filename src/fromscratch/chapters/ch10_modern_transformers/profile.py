@@ -80,7 +80,7 @@ SMOKE = ModernRun(
 # about 2.6 passes over their first 128 words; 702 s on 2 cores, 23.3 % below the unigram baseline
 # over all chosen positions, which counts the 10 % left in place: the chapter scores the [MASK]
 # positions against their own baseline), then one epoch of fine-tuning at the same length. The recipe
-# was measured (issue 23; 3 minutes each on one thread, loss below the unigram baseline over all
+# was measured (3 minutes each on one thread, loss below the unigram baseline over all
 # chosen positions): BERT's (20,000 words, batch 64, 15 % masked, dropout 0.1) 1.0 %; batch 16 6.0 %;
 # + no dropout, lr 5e-3 6.4 %; pre-norm 6.4 %; width 128 6.1 %; + 5,000 words 7.7 %; + 30 % masked
 # 9.0 % (10 minutes: 21.5 %); the copy-aware floor (no context at all) lies about 9 % below that

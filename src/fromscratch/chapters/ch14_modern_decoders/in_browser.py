@@ -1,5 +1,4 @@
-"""A real model in the page: llama2.c's stories260K writing stories in the reader's browser (chapter 14,
-issue 37).
+"""A real model in the page: llama2.c's stories260K writing stories in the reader's browser (chapter 14).
 
 ``llama_in_browser(weights, tokenizer)`` returns one HTML output that holds the model file (llama2.c's
 version-0 ``.bin``, base64), its ``tokenizer.bin``, the course's JavaScript Llama (``js/llama.js``: the
