@@ -153,7 +153,8 @@ def test_sequence_classifier(goldens):
 
 LONG = dict(vocab_size=V, emb=8, heads=2, depth=2, ff_mult=2, context=8)
 VARIANTS = {
-    **{f"positions_{p}": {"positions": p} for p in ("learned", "sinusoidal", "rope", "alibi", "t5", "none")},
+    **{f"positions_{p}": {"positions": p} for p in ("learned", "sinusoidal", "rope", "alibi", "t5")},
+    "positions_none": {"positions": "nope"},  # recorded under the scheme's old name
     "sparse_strided": {"sparsity": "strided", "sparse_block": 4},
     "sparse_fixed": {"sparsity": "fixed", "sparse_block": 4},
 }
@@ -265,7 +266,7 @@ TRANSLATION = dict(src_vocab_size=V, tgt_vocab_size=V, emb=8, heads=2, encoder_d
 ENCODER_DECODERS = {
     "encoder_decoder": {},
     "encoder_decoder_pre": {"norm": "pre", "positions": "learned"},
-    "encoder_decoder_apart": {"positions": "none", "share_embeddings": False, "tie_output": False},
+    "encoder_decoder_apart": {"positions": None, "share_embeddings": False, "tie_output": False},
 }
 
 

@@ -109,8 +109,8 @@ def test_every_scheme_counts_positions_right_through_the_cache(positions):
 
 def test_the_encoder_decoder_takes_added_positions_and_says_so_for_the_others():
     small = dict(src_vocab_size=40, tgt_vocab_size=40, emb=16, heads=2, encoder_depth=1, decoder_depth=1)
-    EncoderDecoder(EncoderDecoderConfig(**small, positions="none"))
-    with pytest.raises(ValueError, match="'sinusoidal', 'learned' or 'none'"):
+    EncoderDecoder(EncoderDecoderConfig(**small, positions=None))
+    with pytest.raises(ValueError, match="'sinusoidal', 'learned' or None"):
         EncoderDecoder(EncoderDecoderConfig(**small, positions="rope"))
 
 

@@ -123,7 +123,7 @@ def schemes(longest: dict[str, float], first: dict[str, float]) -> dict[str, lis
     return {s: [parts(first[s]), parts((first[s] + longest[s]) / 2), parts(longest[s])] for s in first}
 
 
-FIRST = {"learned": 3.27, "sinusoidal": 2.95, "rope": 2.72, "alibi": 2.88, "t5": 2.80, "none": 2.90}
+FIRST = {"learned": 3.27, "sinusoidal": 2.95, "rope": 2.72, "alibi": 2.88, "t5": 2.80, "nope": 2.90}
 EXTRAPOLATION = {
     "only ALiBi keeps": {
         "learned": 4.23,
@@ -131,7 +131,7 @@ EXTRAPOLATION = {
         "rope": 4.74,
         "alibi": 2.887,
         "t5": 3.5,
-        "none": 3.9,
+        "nope": 3.9,
     },
     "ALiBi best and fails": {
         "learned": 4.0,
@@ -139,7 +139,7 @@ EXTRAPOLATION = {
         "rope": 4.0,
         "alibi": 3.9,
         "t5": 3.9,
-        "none": 2.92,
+        "nope": 2.92,
     },
     "all keep": dict(FIRST),
     "none keeps": {s: v + 1 for s, v in FIRST.items()},

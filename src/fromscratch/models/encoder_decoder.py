@@ -51,11 +51,17 @@ class EncoderDecoderConfig:
     dropout: float = 0.1  # after embeddings and each sub-layer (base: 0.1)
     norm: str = "post"  # "post" (Vaswani et al.) or "pre" (then a final LayerNorm ends each stack)
     max_len: int = 128  # longest source or target in tokens (and learned positions)
-    positions: str = "sinusoidal"  # "sinusoidal" (Vaswani et al.), "learned" or "none": added ones only
+    positions: str | None = "sinusoidal"  # "sinusoidal" (Vaswani et al.), "learned" or None (no positions)
     share_embeddings: bool = True  # one token embedding for source and target (a joint vocabulary)
     tie_output: bool = True  # the output layer reuses the target embedding matrix (Press & Wolf 2017)
     pad_id: int = PAD  # the <pad> token (tokenizers.special: 0): its embedding starts at zero
     pool_dropout: bool = False  # cheaper dropout masks for CPU training (models.pool_dropout)
+
+    def __post_init__(self) -> None:
+        if self.positions not in ("sinusoidal", "learned", None):
+            raise ValueError(f"positions must be 'sinusoidal', 'learned' or None; got {self.positions!r}.")
+        if self.norm not in ("post", "pre"):
+            raise ValueError(f"norm must be 'post' or 'pre', got {self.norm!r}.")
 
 
 class Attention(nn.Module):
@@ -200,14 +206,10 @@ class EncoderDecoder(nn.Module):
 
     @staticmethod
     def positions(c: EncoderDecoderConfig) -> nn.Module | None:
-        """The position vectors ``config.positions`` names: sinusoidal, learned, or none."""
-        if c.positions == "sinusoidal":
-            return PositionEncoding(c.max_len, c.emb)
-        if c.positions == "learned":
-            return PositionEmbedding(c.max_len, c.emb)
-        if c.positions == "none":
+        """The position vectors ``config.positions`` names: sinusoidal, learned, or None."""
+        if c.positions is None:
             return None
-        raise ValueError(f"positions must be 'sinusoidal', 'learned' or 'none'; got {c.positions!r}.")
+        return {"sinusoidal": PositionEncoding, "learned": PositionEmbedding}[c.positions](c.max_len, c.emb)
 
     def _embed(
         self, tokens: Tensor, table: nn.Embedding, positions: nn.Module | None, name: str, offset: int = 0
@@ -218,7 +220,7 @@ class EncoderDecoder(nn.Module):
             raise ValueError(f"{name} must be (b, t), got {tuple(tokens.shape)}; add a batch dimension.")
         check_length(offset + tokens.size(1), self.max_len)
         x = table(tokens) * self.scale  # (b, t, e)
-        if positions is not None:  # positions="none": nothing added
+        if positions is not None:  # positions=None: nothing added
             x = x + positions.positions(offset + tokens.size(1))[offset:]  # (t, e) broadcast over b
         return self.dropout(x)  # (b, t, e)
 

@@ -7,7 +7,7 @@ sparse attention, top to bottom in one file.
 - **Positions** (11.5), ``config.positions``: added to the embeddings (``"learned"``, the blog's;
   ``"sinusoidal"``), rotating queries and keys (``"rope"``), a bias on every layer's scores
   (``"alibi"``: fixed, growing with distance; ``"t5"``: learned per bucket of distance), or nothing
-  (``"none"``: a causal model still tells positions apart by what it may see).
+  (``"nope"``, NoPE: a causal model still tells positions apart by what it may see).
 - **Sparse attention** (11.4), ``config.sparsity``: Child et al.'s ``"strided"`` or ``"fixed"``
   pattern (:mod:`~fromscratch.attention.sparse`) as a mask on top of the causal one.
 
@@ -37,7 +37,7 @@ from fromscratch.attention.sparse import PATTERNS, sparse_mask
 from fromscratch.blocks.feedforward import FeedForward
 from fromscratch.models.config import resolve_config
 
-POSITIONS = ("learned", "sinusoidal", "rope", "alibi", "t5", "none")  # every scheme of 11.5
+POSITIONS = ("learned", "sinusoidal", "rope", "alibi", "t5", "nope")  # every scheme of 11.5; nope: NoPE
 
 
 @dataclass(frozen=True)
@@ -51,11 +51,20 @@ class LongContextConfig:
     context: int = 256  # longest input in bytes (and the learned or sinusoidal positions' table)
     ff_mult: int = 4  # feed-forward hidden width = ff_mult * e (blog: 4)
     dropout: float = 0.0  # after the embeddings and each sub-layer
-    positions: str = (
-        "learned"  # one of POSITIONS: "learned" (blog), "sinusoidal", "rope", "alibi", "t5", "none"
-    )
+    positions: str = "learned"  # a scheme of POSITIONS: "learned" (blog), "sinusoidal", "rope", "alibi", ...
     sparsity: str | None = None  # None: dense attention; "strided" or "fixed": a sparse pattern (11.4)
     sparse_block: int = 16  # block (stride) l of the sparse pattern; only used with sparsity
+
+    def __post_init__(self) -> None:
+        c = self
+        if c.positions not in POSITIONS:
+            raise ValueError(
+                f"positions must be one of {', '.join(map(repr, POSITIONS))}; got {c.positions!r}."
+            )
+        if c.sparsity is not None and c.sparsity not in PATTERNS:
+            raise ValueError(
+                f"sparsity must be None (dense) or one of {', '.join(PATTERNS)}; got {c.sparsity!r}."
+            )
 
 
 class CachedSelfAttention(nn.Module):
@@ -131,14 +140,6 @@ class LongContextGenerator(nn.Module):
     def __init__(self, config: LongContextConfig | None = None, **fields) -> None:
         super().__init__()
         self.config = c = resolve_config(LongContextConfig, config, fields)
-        if c.positions not in POSITIONS:
-            raise ValueError(
-                f"positions must be one of {', '.join(map(repr, POSITIONS))}; got {c.positions!r}."
-            )
-        if c.sparsity is not None and c.sparsity not in PATTERNS:
-            raise ValueError(
-                f"sparsity must be None (dense) or one of {', '.join(PATTERNS)}; got {c.sparsity!r}."
-            )
         self.context, self.vocab_size = c.context, c.vocab_size
         self.token_embedding = nn.Embedding(c.vocab_size, c.emb)
         self.position_embedding = self.rotary = self.position_bias = None

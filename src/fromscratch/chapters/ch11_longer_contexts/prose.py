@@ -29,7 +29,7 @@ NAMES = {
     "rope": "RoPE",
     "alibi": "ALiBi",
     "t5": "T5",
-    "none": "NoPE",
+    "nope": "NoPE",
 }
 
 
@@ -196,15 +196,15 @@ def extrapolation(results: Mapping[str, Sequence[Sequence[float]]], size: LongCo
                 f"({first['alibi']:.3f})."
             )
     nope = ""
-    if "none" in results:
-        if "none" in holds:
+    if "nope" in results:
+        if "nope" in holds:
             nope = (
                 " NoPE has no position it could meet untrained, and it keeps its score: whatever it infers "
                 "about where it is from the causal mask did not mislead it on longer windows."
             )
         else:
             nope = (
-                f" NoPE has no position it could meet untrained, yet it changes by {_signed(worse['none'])}: "
+                f" NoPE has no position it could meet untrained, yet it changes by {_signed(worse['nope'])}: "
                 "what it infers about where it is from the causal mask did not carry over to windows longer "
                 "than it was trained on."
             )
