@@ -28,7 +28,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from fromscratch.attention.masks import check_padding_mask
-from fromscratch.attention.positions import check_length
+from fromscratch.attention.positions import check_tokens
 from fromscratch.blocks.transformer import TransformerBlock
 from fromscratch.models.classifier import mean_over_tokens
 from fromscratch.models.config import resolve_config
@@ -83,28 +83,23 @@ class BertEncoder(nn.Module):
 
     def forward(
         self,
-        input_ids: Tensor,
+        tokens: Tensor,
         padding_mask: Tensor | None = None,
         *,
         segment_ids: Tensor | None = None,
         attention: list[Tensor] | None = None,
     ) -> Tensor:
-        """input_ids int ``(b, t)``, ``t <= max_len`` -> the last hidden states ``(b, t, e)``.
+        """tokens int ``(b, t)``, ``t <= max_len`` -> the last hidden states ``(b, t, e)``.
         ``padding_mask`` bool ``(b, t)``, True at real tokens (None: all real); ``segment_ids (b, t)`` in
         ``0..segments-1`` (None: all 0); ``attention`` gets one ``(b, h, t, t)`` tensor per block."""
-        if input_ids.dim() != 2:
-            raise ValueError(
-                f"input_ids must have shape (b, t), got {tuple(input_ids.shape)}; "
-                "add a batch dimension with ids[None]."
-            )
-        b, t = input_ids.shape
-        check_length(t, self.config.max_len)
+        check_tokens(tokens, self.config.max_len, self.config.vocab_size)
+        b, t = tokens.shape
         if padding_mask is not None:
             check_padding_mask(padding_mask, b, t)
-        positions = torch.arange(t, device=input_ids.device)  # (t,)
-        segments = torch.zeros_like(input_ids) if segment_ids is None else segment_ids  # (b, t)
+        positions = torch.arange(t, device=tokens.device)  # (t,)
+        segments = torch.zeros_like(tokens) if segment_ids is None else segment_ids  # (b, t)
         x = (
-            self.token_embedding(input_ids)
+            self.token_embedding(tokens)
             + self.position_embedding(positions)
             + self.segment_embedding(segments)
         )
@@ -166,11 +161,11 @@ class BertForPretraining(nn.Module):
         self.mlm = MaskedLMHead(self.encoder)
 
     def forward(
-        self, input_ids: Tensor, padding_mask: Tensor | None = None, *, only: Tensor | None = None
+        self, tokens: Tensor, padding_mask: Tensor | None = None, *, only: Tensor | None = None
     ) -> Tensor:
         """Logits ``(b, t, V)``; with ``only`` (a bool ``(b, t)``) just the chosen positions' ``(n, V)``
         (scoring 15 % of the positions over a large vocabulary saves most of the head's work)."""
-        hidden = self.encoder(input_ids, padding_mask)  # (b, t, e)
+        hidden = self.encoder(tokens, padding_mask)  # (b, t, e)
         return self.mlm(hidden if only is None else hidden[only])  # (b, t, V) or (n, V)
 
 
@@ -185,8 +180,8 @@ class BertForClassification(nn.Module):
         self.head = ClassificationHead(encoder.config.emb, num_classes, dropout=dropout, pooling=pooling)
         _init_bert(self.head)
 
-    def forward(self, input_ids: Tensor, padding_mask: Tensor | None = None) -> Tensor:
-        return self.head(self.encoder(input_ids, padding_mask), padding_mask)  # (b, num_classes)
+    def forward(self, tokens: Tensor, padding_mask: Tensor | None = None) -> Tensor:
+        return self.head(self.encoder(tokens, padding_mask), padding_mask)  # (b, num_classes)
 
 
 __all__ = [
