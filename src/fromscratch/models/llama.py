@@ -214,7 +214,7 @@ class LlamaBlock(nn.Module):
 
 
 class Llama(nn.Module):
-    """A Llama-style decoder: ``Llama(config, **fields)``; ``forward(input_ids)`` -> logits ``(b, t, V)``."""
+    """A Llama-style decoder: ``Llama(config, **fields)``; ``forward(tokens)`` -> logits ``(b, t, V)``."""
 
     def __init__(self, config: LlamaConfig | None = None, **fields) -> None:
         super().__init__()
