@@ -4,7 +4,8 @@ paragraph whose verdicts come from :mod:`fromscratch.viz.verdicts` (issue 43).
 The chapter prints them with ``viz.prose(...)``; ``tests/test_prose_ch09.py`` renders every branch with the
 ``gpu`` profile's sizes. Model names are the chapter's: ``"GRU bottleneck"``, ``"GRU + Bahdanau"`` and
 ``"transformer"``. BLEU bins are what :func:`fromscratch.metrics.translation.bleu_by_length` returns,
-``[(label, sentences, BLEU), ...]``, the same bins for every model.
+``[(label, sentences, BLEU), ...]``, the same bins for every model. Each run is one seed, so a BLEU gap
+counts only beyond twice its spread over a paired bootstrap of the test sentences (``bootstrap.py``).
 """
 
 from __future__ import annotations
@@ -13,16 +14,13 @@ import os
 import statistics
 from collections.abc import Sequence
 
+from fromscratch.chapters.ch09_encoder_decoder.bootstrap import Draw, spread
 from fromscratch.chapters.ch09_encoder_decoder.pipeline import training_load
 from fromscratch.chapters.ch09_encoder_decoder.profile import TranslationRun
 from fromscratch.metrics.translation import BleuScore
 from fromscratch.training.history import History
 from fromscratch.viz.verdicts import compare, plural, times
 
-# BLEU points that reruns of one model move its test BLEU by: two 15-minute transformers of
-# benchmarks/translation.py that differed only in how their schedule ended scored 32.0 and 32.8
-# (benchmarks/README.md). A gap between two single runs counts only beyond it.
-RERUN_NOISE = 1.0
 NOT_TRANSLATING = 5.0  # test BLEU below which a model does not translate yet (a few matching words)
 SAME_TIME = 0.1  # step timings within 10 % of each other count as equal (medians of a few steps)
 BUSY = 1.5  # load average per core above which other work took steps from the training
@@ -70,44 +68,71 @@ def _in_bins(gaps: Sequence[float], who: str) -> str:
     return f"{who} is ahead in {where} ({spread})"
 
 
+def _noise(draws: Sequence[Draw], quantity) -> float:
+    """Twice the bootstrap standard deviation of ``quantity`` (a gap computed from one draw): the floor
+    a gap between single runs must pass to count."""
+    return 2 * spread(draws, quantity)
+
+
 def bahdanau_by_length(
     bins: dict[str, Bins],
     results: dict[str, tuple[BleuScore, list[str]]],
     rnns: dict[str, tuple[object, History, float]],
     lengths: Sequence[int],
+    draws: Sequence[Draw],
 ) -> str:
     """Section 9.3: Bahdanau's model against the bottleneck one, on the whole test set and by source length.
 
     bins: the two models' BLEU bins, by model name; results: ``{name: (test BLEU, translations)}`` as
     :func:`~fromscratch.chapters.ch09_encoder_decoder.pipeline.evaluate` returns them; rnns: the chapter's
     ``{name: (model, history, minutes of training)}`` (the longest training is said); lengths: the source
-    length (tokens) of every test sentence.
+    length (tokens) of every test sentence; draws: the two models rescored on resampled test sentences,
+    with the same bins (:func:`~fromscratch.chapters.ch09_encoder_decoder.bootstrap.resample`): every gap
+    below counts only beyond twice its spread over the draws.
     """
     bleu = {name: score.score for name, (score, _) in results.items()}
     minutes = max(m for *_, m in rnns.values())
     plain, attention = bins[BOTTLENECK], bins[BAHDANAU]
     plain_bleu, attention_bleu = bleu[BOTTLENECK], bleu[BAHDANAU]
     cuts = statistics.quantiles(lengths, n=10, method="inclusive") if len(lengths) > 1 else [lengths[0]] * 9
-    overall = compare(attention_bleu, plain_bleu, floor=RERUN_NOISE)
+    overall = compare(
+        attention_bleu, plain_bleu, floor=_noise(draws, lambda d: d[BAHDANAU][0] - d[BOTTLENECK][0])
+    )
     said = {
-        "ahead": f"ahead by {overall.gap:.1f} points, more than reruns move BLEU",
-        "behind": f"behind by {-overall.gap:.1f} points, more than reruns move BLEU",
-        "within noise": f"{abs(overall.gap):.1f} points apart, within what reruns move BLEU",
+        "ahead": f"ahead by {overall.gap:.1f} points, more than resampling the test sentences moves it",
+        "behind": f"behind by {-overall.gap:.1f} points, more than resampling the test sentences moves it",
+        "within noise": f"{abs(overall.gap):.1f} points apart, within what resampling the test sentences "
+        "moves the gap",
     }[overall.side]
     gaps = _bin_gaps(plain, attention)
     short_gap, long_gap = halves(plain, gaps)
-    widening = long_gap - short_gap
-    if abs(widening) <= RERUN_NOISE:
-        trend = "about the same on both halves, within the point by which reruns move BLEU"
-    elif widening > 0:
-        trend = "Bahdanau's model does relatively better on the long sentences, as the paper found"
+
+    def widened(draw: Draw) -> float:  # the longer half's gap minus the shorter half's, in one draw
+        short, long = halves(
+            plain, [b - a for a, b in zip(draw[BOTTLENECK][1], draw[BAHDANAU][1], strict=True)]
+        )
+        return long - short
+
+    widening = compare(long_gap - short_gap, 0.0, floor=_noise(draws, widened))
+    if widening.side == "within noise":
+        trend = "about the same on both halves, within what resampling the test sentences moves it"
+    elif widening.side == "ahead":
+        trend = "in this run Bahdanau's model does relatively better on the long sentences"
     else:
-        trend = "Bahdanau's model does relatively worse on the long sentences, unlike in the paper"
-    drop = {
-        name: halves(bins, [b for *_, b in bins])
-        for name, bins in (("the bottleneck model", plain), ("Bahdanau's model", attention))
-    }
-    lower = [name for name, (short, long) in drop.items() if short - long > RERUN_NOISE]
+        trend = "in this run Bahdanau's model does relatively worse on the long sentences"
+
+    def drop(rows: Bins, values: Sequence[float]) -> float:  # the shorter half's BLEU minus the longer's
+        short, long = halves(rows, values)
+        return short - long
+
+    lower = []  # the models that score lower on the longer half, beyond the test set's noise
+    for name, key, rows in (
+        ("the bottleneck model", BOTTLENECK, plain),
+        ("Bahdanau's model", BAHDANAU, attention),
+    ):
+        noise = _noise(draws, lambda d, key=key, rows=rows: drop(rows, d[key][1]))
+        if compare(drop(rows, [b for *_, b in rows]), 0.0, floor=noise).side == "ahead":
+            lower.append(name)
     if len(lower) == 2:
         harder = "Both models score lower on the longer half than on the shorter: long sentences are harder."
     elif lower:
@@ -168,6 +193,8 @@ def transformer_vs_bahdanau(
     size: TranslationRun,
     device: str,
     *,
+    greedy_draws: Sequence[Draw],
+    beam_draws: Sequence[Draw],
     cores: int | None = None,
 ) -> str:
     """Section 9.4's results: the transformer against Bahdanau's GRU, greedy against greedy and beam
@@ -176,8 +203,9 @@ def transformer_vs_bahdanau(
     results, beam: ``{name: (test BLEU, translations)}``, greedy and with a beam of ``size.beam_size``;
     bins: greedy BLEU by source length, by model name; runs: ``{name: (history, minutes of training)}``,
     the models compared (the load average the histories recorded says how busy the machine was); size: the
-    chapter's sizes (``prof.ch09``); device: ``device.type``; cores: the machine's (default:
-    ``os.cpu_count()``).
+    chapter's sizes (``prof.ch09``); device: ``device.type``; greedy_draws, beam_draws: the models
+    rescored on resampled test sentences (``bootstrap.resample``, the same seed for both), which say how
+    far each gap moves with the test sentences; cores: the machine's (default: ``os.cpu_count()``).
     """
     greedy = {name: results[name][0].score for name in runs}
     beamed = {name: beam[name][0].score for name in runs}
@@ -186,16 +214,20 @@ def transformer_vs_bahdanau(
     loads = [load for history, _ in runs.values() if (load := training_load(history))]
     busiest = max((high for _, high in loads), default=None)
     cores = cores or os.cpu_count() or 1
-    by_greedy = compare(greedy[TRANSFORMER], greedy[BAHDANAU], floor=RERUN_NOISE)
-    by_beam = compare(beamed[TRANSFORMER], beamed[BAHDANAU], floor=RERUN_NOISE)
+
+    def gap(draw: Draw) -> float:  # the transformer's lead in one draw of the test sentences
+        return draw[TRANSFORMER][0] - draw[BAHDANAU][0]
+
+    by_greedy = compare(greedy[TRANSFORMER], greedy[BAHDANAU], floor=_noise(greedy_draws, gap))
+    by_beam = compare(beamed[TRANSFORMER], beamed[BAHDANAU], floor=_noise(beam_draws, gap))
     gaps = f"{abs(by_greedy.gap):.1f} points greedily, {abs(by_beam.gap):.1f} with a beam of {beam_size}"
     words = {"ahead": "ahead of", "behind": "behind", "within noise": "within noise of"}
     beam_words = f"with a beam of {beam_size}"
     if by_greedy.side == by_beam.side == "within noise":
         verdict = (
             "The transformer and Bahdanau's GRU are within noise of each other with both decodings "
-            f"({gaps.replace(' points', ' points apart', 1)}; reruns of one model move BLEU by about a "
-            "point)."
+            f"({gaps.replace(' points', ' points apart', 1)}; within what resampling the test "
+            "sentences moves the gap)."
         )
     elif by_greedy.side == by_beam.side:
         verdict = (
@@ -229,7 +261,6 @@ def transformer_vs_bahdanau(
 __all__ = [
     "BUSY",
     "NOT_TRANSLATING",
-    "RERUN_NOISE",
     "SAME_TIME",
     "bahdanau_by_length",
     "halves",
