@@ -30,9 +30,10 @@ def pretraining(losses: list[float]) -> History:
 
 
 FLOOR = 5.3
-CURVES = {  # the running mean against the floor: never, once (down), several times, below from the start
+CURVES = {  # the running mean against the floor: never, once (down or up), several times, below throughout
     "never": [10.0 - 0.001 * i for i in range(2_000)],
     "once": [10.0 - 0.004 * i for i in range(2_000)],
+    "rising": [4.0 + 0.001 * i for i in range(2_000)],
     "several": [6.0 if (i // 200) % 2 == 0 else 4.6 for i in range(2_000)],
     "below throughout": [4.0] * 2_000,
 }
@@ -40,7 +41,7 @@ CURVES = {  # the running mean against the floor: never, once (down), several ti
 
 @pytest.mark.parametrize("curve", CURVES)
 @pytest.mark.parametrize("at_mask", [4.4, 6.2])  # below and above the unigram baseline at [MASK]
-@pytest.mark.parametrize("at_chosen", [4.5, 5.6])  # past the floor, and not
+@pytest.mark.parametrize("at_chosen", [4.5, 5.6, 6.0])  # past the floor, not, and above the unigram
 def test_masked_lm_reads(curve, at_mask, at_chosen):
     text = prose.masked_lm(
         pretraining(CURVES[curve]), GPU.bert.vocab_size, at_mask, 5.9, at_chosen, 5.86, FLOOR
@@ -49,19 +50,29 @@ def test_masked_lm_reads(curve, at_mask, at_chosen):
         text,
         never_together=[
             ("never went below", "went below the copy-aware floor after"),
-            ("only the last", "none of that gap"),
+            ("reads the words around each blank", "shows no reading of the context"),
+            ("all it shows", "reads the words around each blank"),
         ],
     )
     assert f"ln V = {math.log(GPU.bert.vocab_size):.1f}" in text and f"{GPU.bert.vocab_size:,} ids" in text
     expected = {
         "never": "never went below the copy-aware floor",
         "once": "went below the copy-aware floor after",
+        "rising": "rose above the copy-aware floor after",
         "several": "crossed the copy-aware floor",
         "below throughout": "stayed below the copy-aware floor",
     }[curve]
     assert expected in text
     assert ("below** it" in text) == (at_mask < 5.9)
-    assert ("only the last" in text) == (at_chosen < FLOOR)
+    assert ("reads the words around each blank" in text) == (at_chosen < FLOOR)  # the evaluation decides
+    assert "only the last" not in text and "all it shows" not in text
+
+
+def test_masked_lm_says_the_share_of_the_gap_in_points():
+    text = prose.masked_lm(pretraining(CURVES["never"]), GPU.bert.vocab_size, 4.4, 5.9, 4.5, 6.0, 5.3)
+    gap_all, gap_floor = 100 * (1 - 4.5 / 6.0), 100 * (1 - 5.3 / 6.0)
+    assert f"so {gap_all - gap_floor:.1f} of those {gap_all:.1f} points go beyond it" in text
+    assert_reads(text)
 
 
 @pytest.mark.parametrize("pretrained", [0.90, 0.84, 0.80])  # ahead, level, behind a control at 0.84
@@ -134,8 +145,14 @@ def test_label_efficiency_reads(case):
 NEIGHBOURS = {
     "mixed": {w: ["great", "awful", "film"] for w in prose.PROBED},
     "one": {
-        "good": ["great", "film", "plot"],
+        "good": ["great", "film", "awful"],
         "bad": ["the", "a", "an"],
+        "best": ["x"] * 3,
+        "worst": ["y"] * 3,
+    },
+    "same polarity only": {
+        "good": ["great", "film", "plot"],
+        "bad": ["awful"] * 3,
         "best": ["x"] * 3,
         "worst": ["y"] * 3,
     },
@@ -151,7 +168,12 @@ def test_frozen_start_reads(neighbours, ours, tuned):
     fine_tuned = {(n, "ours"): [tuned]}
     text = prose.frozen_start(NEIGHBOURS[neighbours], {"ours": ours, "random": 0.62}, fine_tuned, FEW, 2_000)
     assert_reads(text, never_together=[("*more* sentiment", "*less* sentiment")])
-    count = {"mixed": "all four have", "one": "one of the four has", "none": "none of the four has"}
+    count = {
+        "mixed": "all four have",
+        "one": "one of the four has",
+        "none": "none of the four has",
+        "same polarity only": "none of the four has",
+    }
     assert count[neighbours] in text
     side = {0.70: "*more* sentiment", 0.62: "about as much sentiment", 0.55: "*less* sentiment"}[ours]
     assert side in text
@@ -159,4 +181,4 @@ def test_frozen_start_reads(neighbours, ours, tuned):
     if "fine-tuning is what fails" in text:
         assert f"{FEW.steps(n):,} steps" in text and f"{FEW.lr('ours'):g}" in text
     if ours == 0.55:
-        assert ("as the neighbours suggest" in text) == (neighbours != "none")
+        assert ("as the neighbours suggest" in text) == (neighbours in ("mixed", "one"))

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
 
 from fromscratch.chapters import get_profile
-from fromscratch.chapters.ch06_imdb_classifier.profile import ImdbRun
 from fromscratch.chapters.ch10_modern_transformers.bert_imdb import BertData
 from fromscratch.chapters.ch10_modern_transformers.label_efficiency import CHAPTER_06
 from fromscratch.chapters.ch10_modern_transformers.label_sizes import LabelEfficiencyRun
@@ -20,9 +20,18 @@ from fromscratch.chapters.ch10_modern_transformers.profile import ModernRun
 from fromscratch.training.history import History
 from fromscratch.viz.verdicts import binomial_se, compare, crossing, join_words, plural, versus_chance
 
-SENTIMENT = {"good", "bad", "great", "best", "worst", "awful", "terrible", "excellent"}
+POSITIVE = {"good", "great", "best", "excellent"}
+NEGATIVE = {"bad", "worst", "awful", "terrible"}
+SENTIMENT = POSITIVE | NEGATIVE
 PROBED = ("good", "bad", "best", "worst")  # the words whose neighbours the chapter prints
 NAMES = {"random": "random weights", "ours": "ours", "minilm": "MiniLM"}
+
+
+class ReferenceRun(Protocol):
+    """What the prose reads of chapter 06's run (its profile): ``model.max_len`` and ``train.epochs``."""
+
+    model: Any
+    train: Any
 
 
 def _noise(a: float, b: float, n: int) -> float:
@@ -49,43 +58,45 @@ def masked_lm(
     window = max(1, len(losses) // 20)  # a running mean over a twentieth of the run
     smooth = [sum(losses[i - window : i]) / window for i in range(window, len(losses) + 1)]
     curve = crossing(steps[window - 1 :], smooth, [floor] * len(smooth))
+    n_steps = plural(len(steps), "step")
     if curve.kind == "never" and curve.above != "b":
-        when = (
-            f"never went below the copy-aware floor in its {plural(len(steps), 'step')}: all it shows "
-            "could have been learned without reading a single neighbour"
-        )
+        when = f"never went below the copy-aware floor in its {n_steps}"
     elif curve.kind == "never":
-        when = f"stayed below the copy-aware floor over all its {plural(len(steps), 'step')}"
+        when = f"stayed below the copy-aware floor over all its {n_steps}"
     elif curve.kind == "once" and curve.above == "b":
-        when = (
-            f"went below the copy-aware floor after {curve.at:,} of its {plural(len(steps), 'step')} and "
-            "stayed there: from then on the model reads the words around each blank"
-        )
+        when = f"went below the copy-aware floor after {curve.at:,} of its {n_steps} and stayed there"
     elif curve.kind == "once":
-        when = f"rose above the copy-aware floor after {curve.at:,} of its {plural(len(steps), 'step')}"
+        when = f"rose above the copy-aware floor after {curve.at:,} of its {n_steps} and stayed there"
     else:
         when = (
             f"crossed the copy-aware floor {len(curve.changes)} times (first after {curve.changes[0]:,} of "
-            f"its {plural(len(steps), 'step')}): it hovers where the context just starts to count"
+            f"its {n_steps}): it hovers near the floor"
         )
     gap = 1 - at_mask / unigram_mask
-    if gap > 0:
-        below_mask = f"**{gap:.1%} below** it, the part that needs the context"
-    else:
-        below_mask = f"**{-gap:.1%} above** it: no use of the context shows there yet"
+    below_mask = f"**{gap:.1%} below** it" if gap > 0 else f"**{-gap:.1%} above** it"
     gap_all, gap_floor = 1 - at_chosen / unigram, 1 - floor / unigram
     side_all = f"{gap_all:.1%} below" if gap_all >= 0 else f"{-gap_all:.1%} above"
-    if gap_all > gap_floor:
-        context = f"only the last {gap_all - gap_floor:.1%} of that gap shows the context"
+    if gap_all > gap_floor:  # the evaluation alone says whether the model reads the context
+        context = (
+            f"so {100 * (gap_all - gap_floor):.1f} of those {100 * gap_all:.1f} points go beyond it: there "
+            "the model reads the words around each blank"
+        )
+    elif gap_all > 0:
+        context = (
+            f"so none of those {100 * gap_all:.1f} points goes beyond it: this evaluation shows no reading "
+            "of the context yet"
+        )
     else:
-        context = "none of that gap needs the context"
+        context = "so this evaluation shows no reading of the context yet"
     return (
         f"The loss starts near ln V = {math.log(vocab):.1f} nats (a uniform guess over {vocab:,} ids). "
         f"At the `[MASK]` positions our pretrained BERT scores **{at_mask:.2f}** nats against their "
         f"unigram baseline of {unigram_mask:.2f}: {below_mask}. Over every chosen position it "
         f"scores {at_chosen:.2f}, {side_all} their unigram baseline of {unigram:.2f}; but the "
         f"copy-aware floor, {floor:.2f}, is already {gap_floor:.1%} below it without reading any "
-        f"context, so {context}. The training loss (a running mean over a twentieth of the run) {when}."
+        f"context, {context}. The training loss (a running mean over a twentieth of the run) {when}; it is "
+        "measured with dropout on fresh masks, so it says how the training went, and the evaluation "
+        "above what the model reads."
     )
 
 
@@ -96,7 +107,7 @@ def pretrained_vs_control(
     run: ModernRun,
     *,
     chapter_06: Mapping[str, float] | None = None,
-    reference: ImdbRun | None = None,
+    reference: ReferenceRun | None = None,
 ) -> str:
     """Section 10.5: the pretrained encoder against the control (the same fine-tuning from random weights),
     one run each: pretrained and control, their test accuracies, on the ``data.test`` reviews of ``data``
@@ -198,7 +209,11 @@ def frozen_start(
     test reviews."""
     n = max(few.chapter_labels)
     tuned, steps, lr = curve[n, "ours"][0], few.steps(n), few.lr("ours")
-    mixed = [word for word in PROBED if SENTIMENT & set(neighbours[word][:3])]
+
+    def opposite(word: str) -> set[str]:  # the sentiment words of the other polarity
+        return NEGATIVE if word in POSITIVE else POSITIVE
+
+    mixed = [word for word in PROBED if opposite(word) & set(neighbours[word][:3])]
     count = len(mixed)
     some = {0: "none of the four has", 1: "one of the four has", 4: "all four have"}.get(
         count, f"{count} of the four have"
@@ -229,14 +244,18 @@ def frozen_start(
             "reviews): no better a start, and no clearly worse one."
         )
     return (
-        f'In this run, among the three nearest words to "good", "bad", "best" and "worst", {some} another '
-        f"sentiment word ({listed}). The frozen probes say that the pretrained outputs carry {start}"
+        f'In this run, among the three nearest words to "good", "bad", "best" and "worst", {some} a '
+        f"sentiment word of the opposite polarity ({listed}). The frozen probes say that the pretrained "
+        f"outputs carry {start}"
     )
 
 
 __all__ = [
+    "NEGATIVE",
+    "POSITIVE",
     "PROBED",
     "SENTIMENT",
+    "ReferenceRun",
     "frozen_start",
     "label_efficiency",
     "lr_pick",
