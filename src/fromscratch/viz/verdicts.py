@@ -12,6 +12,9 @@ string or a small frozen record; none draws or prints.
 - ``compare(a, b, sd=..., seeds=..., floor=...)`` -> :class:`Comparison`: ``a`` ahead of, behind or within
   noise of ``b``, from the means, their spread over seeds and the noise of one measurement; one seed
   never decides a lesson (``decided`` is False, ``runs`` says "one run each");
+- ``paired(diffs)`` -> :class:`Comparison`: the mean of paired per-seed differences against zero, judged by
+  their spread over the seeds; ``agree_by_chance(n)`` -> ``"1 time in 4"``: how often ``n`` seeds of a change
+  with no effect all move the same way;
 - ``crossing(xs, a, b)`` -> :class:`Crossing`: does curve ``a`` cross curve ``b`` never, once (and stay
   crossed) or more than once, and where;
 - ``versus_chance(score, chance, n)`` -> ``"below"``, ``"at"``, ``"above"`` or ``"solved"``;
@@ -29,10 +32,12 @@ from dataclasses import dataclass
 __all__ = [
     "Comparison",
     "Crossing",
+    "agree_by_chance",
     "binomial_se",
     "compare",
     "crossing",
     "join_words",
+    "paired",
     "plural",
     "relative_to",
     "seeds_said",
@@ -161,6 +166,29 @@ def compare(
         raise ValueError(f"seeds = {seeds}: a mean needs at least one run.")
     spread = z * math.hypot(*sd) / math.sqrt(seeds)
     return Comparison(gap=a - b, noise=max(floor, spread), seeds=seeds)
+
+
+def paired(diffs: Sequence[float], *, floor: float = 0.0, z: float = 2.0) -> Comparison:
+    """Paired differences, one per seed (``a - b`` in each seed, higher is better), against zero.
+
+    The gap is their mean; it counts when it exceeds ``max(floor, z * sd / sqrt(n))``, ``sd`` their
+    standard deviation over the ``n`` seeds: the signs alone never decide. One seed has no spread and
+    decides nothing (``decided`` is False). For a loss, pass the negated differences.
+    """
+    n = len(diffs)
+    if n < 1:
+        raise ValueError("paired needs at least one difference: pass one per seed.")
+    mean = sum(diffs) / n
+    sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (n - 1)) if n > 1 else 0.0
+    return compare(mean, 0.0, sd=(sd, 0.0), seeds=n, floor=floor, z=z)
+
+
+def agree_by_chance(n: int) -> str:
+    """How often ``n`` seeds of a change with no effect all land on the same side (either), as
+    ``"1 time in 4"`` (3 seeds: 2 * (1/2)**3); ``"every time"`` for one seed."""
+    if n < 1:
+        raise ValueError(f"n = {n}: pass the number of seeds, at least 1.")
+    return "every time" if n == 1 else f"1 time in {2 ** (n - 1):,}"
 
 
 def relative_to(value: float, target: float, *, tol: float) -> str:

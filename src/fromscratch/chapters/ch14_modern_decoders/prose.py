@@ -1,8 +1,10 @@
 """Chapter 14's sentences about its own run: each takes the run's numbers and sizes and returns the text
 the chapter shows under a result, ``viz.prose(prose.summary(change, step_ms, kv_list, mib, token_ms, size))``.
 
-A rung of the ladder counts as a change only when it moves the loss the same way in every seed (the
-rule 14.1 teaches); one seed decides nothing. Ratios are said with
+A rung of the ladder counts as a change only when the mean of its paired per-seed differences is
+beyond their spread over the seeds (:func:`~fromscratch.viz.verdicts.paired`): that every seed moved the
+same way is not enough, since 3 seeds of a change with no effect agree 1 time in 4. One seed decides
+nothing. Ratios are said with
 :func:`~fromscratch.viz.verdicts.times`, so no sentence reads "0 times faster". tests/test_prose_ch14.py
 renders every function on both sides of each verdict, with the ``gpu`` profile's sizes.
 """
@@ -12,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from fromscratch.chapters.ch14_modern_decoders.profile import DecodersRun
-from fromscratch.viz.verdicts import plural, times
+from fromscratch.viz.verdicts import agree_by_chance, paired, plural, times
 
 __all__ = ["gqa_decoding", "ladder", "ladder_and_timing", "on", "rung_verdict", "summary", "timing"]
 
@@ -49,14 +51,21 @@ def _flat(text: str) -> str:
 # --- 14.1 the ladder ------------------------------------------------------------------------------
 def rung_verdict(d: Sequence[float]) -> str:
     """The paired changes of one rung in bits per byte (this rung minus the rung above, one per seed),
-    in words: lower or higher only when every seed agrees."""
+    in words: lower or higher only when their mean is beyond their spread over the seeds."""
     if len(d) < 2:
         return "one seed: no lesson"
+    said = paired([-v for v in d])  # lower bits per byte is better
+    if said.side == "ahead":
+        return "lower, beyond the seeds' spread"
+    if said.side == "behind":
+        return "higher, beyond the seeds' spread"
     every = "both" if len(d) == 2 else f"all {len(d)}"
-    if all(v < 0 for v in d):
-        return f"lower in {every} seeds"
-    if all(v > 0 for v in d):
-        return f"higher in {every} seeds"
+    if all(v < 0 for v in d) or all(v > 0 for v in d):
+        way = "lower" if d[0] < 0 else "higher"
+        return (
+            f"{way} in {every} seeds but within their spread ({plural(len(d), 'seed')} agree by chance "
+            f"{agree_by_chance(len(d))})"
+        )
     return "lower in some seeds, higher in others: noise at this budget"
 
 
@@ -69,12 +78,12 @@ def ladder(change: Mapping[str, Sequence[float]], *, seeds: int) -> str:
     if gain <= 0:
         return _flat(f"""At equal steps no change lowered the loss {over}; the smallest rise came from
         {_what(best)} ({-gain:+.3f} bits per byte, {verdict}).""")
-    if seeds > 1 and all(v < 0 for v in change[best]):  # every seed agrees
+    if paired([-v for v in change[best]]).decided:  # beyond the seeds' spread, more than one seed
         return _flat(f"""At equal steps the largest gain came from **{_what(best)}**: {gain:.3f} bits per byte
-        below the rung above {over}, {verdict}. The table says which other changes moved every seed
-        the same way.""")
+        below the rung above {over}, {verdict}. The table says which other changes moved the loss
+        beyond their seeds' spread.""")
     return _flat(f"""At equal steps the largest drop came from {_what(best)}, {gain:.3f} bits per byte {over},
-    but {verdict}. The table says whether any change moved every seed the same way.""")
+    but {verdict}. The table says whether any change moved the loss beyond its seeds' spread.""")
 
 
 def timing(
@@ -137,7 +146,7 @@ def gqa_decoding(
     heads, batch, prompt = size.gqa.heads, size.gqa_batch, size.gqa_prompt
     new, repeats = size.gqa_new, size.gqa_repeats
     mha, mqa = kv.index(heads), 0  # all heads (multi-head), the fewest
-    speed = times(token_ms[mha] / token_ms[mqa], digits=2)
+    speed = f"{_than(token_ms[mha] / token_ms[mqa])} with all {heads}"
     share = prefill_ms[mha] / (prefill_ms[mha] + new * token_ms[mha])
     whole = ", so timing whole calls would measure mostly the prefill" * (share > 0.5)
     fewest = plural(kv[mqa], "key/value head")
@@ -176,10 +185,10 @@ def summary(
         )
     slow, fast = max(step_ms.values()), min(step_ms.values())
     mha, mqa = kv.index(heads), 0
-    speed = times(token_ms[mha] / token_ms[mqa], digits=2)
+    speed = _than(token_ms[mha] / token_ms[mqa])
     each = f"{plural(steps, 'step')} per rung, {plural(seeds, 'seed')}"
     ladder = _flat(f"""- In this run, at equal steps ({each}), {moved}; a step of the slowest rung
     cost {slow / fast:.2f} times the fastest's.""")
     decoding = _flat(f"""- Decoding with {plural(kv[mqa], "key/value head")} instead of {heads}: a cache
-    {mib[mha] / mib[mqa]:g} times smaller, and decoding steps {speed} here.""")
+    {mib[mha] / mib[mqa]:g} times smaller, and decoding steps {speed} with {heads} here.""")
     return f"{ladder}\n{decoding}"
