@@ -93,7 +93,11 @@ def _results(local, full, seeds=SIZE.local_seeds, sizes=SIZE.local_sizes, jitter
         ((0.92, 0.93, 0.93), (0.79, 0.81, 0.80), "the local mask was ahead at every data size"),
         ((0.80, 0.81, 0.80), (0.92, 0.93, 0.93), "full attention was ahead at every data size"),
         ((0.93, 0.93, 0.93), (0.93, 0.93, 0.931), "within the 3 seeds' spread at every data size"),
-        ((0.93, 0.90, 0.80), (0.80, 0.90, 0.93), "ahead with 1,000 digits; behind with 60,000; within"),
+        (
+            (0.93, 0.90, 0.80),
+            (0.80, 0.90, 0.93),
+            "ahead with 1,000 digits; behind with 60,000 digits; within",
+        ),
     ],
 )
 @pytest.mark.parametrize("fitted, fit", [(0.99, "scored better on the digits"), (None, "Neither scored")])
@@ -123,6 +127,21 @@ def test_local_mask_one_seed_decides_nothing():
     assert_reads(text)
     assert "in its one run (one seed decides nothing)" in text and "one run each" in text
     assert "got further" not in text
+
+
+@pytest.mark.parametrize(
+    "local, full, said",
+    [
+        ((0.93, 0.90, 0.80), (0.80, 0.90, 0.93), "ahead with 1,000 digits; behind with 60,000 digits in its"),
+        ((0.80, 0.81, 0.80), (0.92, 0.93, 0.93), "behind with 1,000, 5,000 and 60,000 digits in its one run"),
+        ((0.921, 0.931, 0.931), (0.92, 0.93, 0.93), "level with full attention at every data size in its"),
+    ],
+)
+def test_local_verdict_one_seed_says_where_it_was_behind(local, full, said):
+    results = _results(local, full, seeds=1)
+    text = prose.local_verdict(results, n_test=N_TEST)
+    assert_reads(text)
+    assert said in text and "no data size" not in text
 
 
 @pytest.mark.parametrize(
@@ -171,5 +190,9 @@ def test_summary():
         n_test=N_TEST,
     )
     assert_reads(text)
-    assert "(3 seeds)" in text and "(one run each)" in text
+    assert "(one run each)" in text and flat_count(text, f"{SIZE.local_seeds} seeds") == 1
     assert prose.local_verdict(results, n_test=N_TEST) in text
+
+
+def flat_count(text, words):
+    return " ".join(text.split()).count(words)

@@ -141,23 +141,25 @@ def local_verdict(results: Mapping[str, Mapping[int, Sequence[float]]], *, n_tes
     ``results`` = ``{"local attention": {count: [accuracy per seed]}, "full attention": {...}}``."""
     said = _by_size(results, n_test)
     seeds = next(iter(said.values())).seeds
-    if seeds == 1:
-        ahead = [c for c, s in said.items() if s.side == "ahead"]
-        where = "every data size" if len(ahead) == len(said) else f"{_sizes(ahead) or 'no data size'}"
-        return f"the local mask was ahead at {where} in its one run (one seed decides nothing)"
     groups = {
         side: [c for c, s in said.items() if s.side == side] for side in ("ahead", "behind", "within noise")
     }
+    if seeds == 1:
+        parts = [f"ahead with {_sizes(groups['ahead'])} digits"] * bool(groups["ahead"])
+        parts += [f"behind with {_sizes(groups['behind'])} digits"] * bool(groups["behind"])
+        where = "; ".join(parts) or "level with full attention at every data size"
+        if len(groups["ahead"]) == len(said):
+            where = "ahead at every data size"
+        return f"the local mask was {where} in its one run (one seed decides nothing)"
+    spread = f"the {plural(seeds, 'seed')}' spread"
     for side, words in (("ahead", "the local mask was ahead"), ("behind", "full attention was ahead")):
         if len(groups[side]) == len(said):
-            return f"{words} at every data size, by more than the {plural(seeds, 'seed')}' spread"
+            return f"{words} at every data size, by more than {spread}"
     if len(groups["within noise"]) == len(said):
-        return f"the two masks were within the {plural(seeds, 'seed')}' spread at every data size"
+        return f"the two masks were within {spread} at every data size"
     parts = [f"ahead with {_sizes(groups['ahead'])} digits"] * bool(groups["ahead"])
-    parts += [f"behind with {_sizes(groups['behind'])}"] * bool(groups["behind"])
-    parts += [f"within the seeds' spread with {_sizes(groups['within noise'])}"] * bool(
-        groups["within noise"]
-    )
+    parts += [f"behind with {_sizes(groups['behind'])} digits"] * bool(groups["behind"])
+    parts += [f"within {spread} with {_sizes(groups['within noise'])} digits"] * bool(groups["within noise"])
     return "the local mask was " + "; ".join(parts)
 
 
@@ -287,13 +289,12 @@ def summary(
     :func:`images`, ``local_results`` as :func:`local_mask` takes its ``results`` (said in
     :func:`local_verdict`'s words, scored on ``n_test`` test digits, one accuracy per seed) and
     ``graph_scores`` as :func:`graph`."""
-    local = local_verdict(local_results, n_test=n_test)
-    seeds = len(next(iter(local_results["local attention"].values())))
+    local = local_verdict(local_results, n_test=n_test)  # it says its seeds
     means = {name: statistics.mean(v) for name, v in graph_scores.items()}
     masked = {name: m for name, m in means.items() if name.startswith("graph mask")}
     best = max(masked, key=masked.get)
     lp = means["label propagation (no parameters)"]
     return _flat(f"""- In this run: set transformer {_pct(set_accuracy["set transformer"])} against DeepSets
     {_pct(set_accuracy["DeepSets"])} and ViT {_pct(image_scores["ViT"], 2)} against CNN
-    {_pct(image_scores["CNN"], 2)} (one run each); {local} ({plural(seeds, "seed")}); the best graph
+    {_pct(image_scores["CNN"], 2)} (one run each); {local}; the best graph
     mask {_pct(masked[best], 0)} against label propagation's {_pct(lp, 0)}.""")
