@@ -24,15 +24,15 @@ def _losses(start, end, wobble=0.05):
 @pytest.mark.parametrize(
     "unmasked, masked, says",
     [
-        (_losses(8.2, 0.4), _losses(8.2, 2.6), "far more than the steps' noise"),
+        (_losses(8.2, 0.4), _losses(8.2, 2.6), "below the masked twin, more than the steps' noise"),
         (_losses(8.2, 2.6), _losses(8.2, 2.6), "no lower than the masked twin"),
         (_losses(8.2, 2.9), _losses(8.2, 2.6), "above the masked twin"),
     ],
 )
 def test_copying(unmasked, masked, says):
-    text = prose.copying(unmasked, masked, QUARTER)
+    assert says in text and f"last {QUARTER:,} steps" in text and "far more" not in text
     assert says in text and f"last {QUARTER:,} steps" in text
-    assert_reads(text, never_together=[("far more than", "not found the copying trick")])
+    assert_reads(text, never_together=[("more than the steps' noise", "not found the copying trick")])
 
 
 @pytest.mark.parametrize(

@@ -30,7 +30,7 @@ def copying(unmasked_history: History, masked_history: History, quarter: int) ->
     lower = v.compare(statistics.fmean(causal_end), statistics.fmean(copy_end), sd=sd, seeds=quarter)
     if lower.side == "ahead":
         reading = (
-            f"{lower.gap:.2f} bits a byte below the masked twin, far more than the steps' noise: it "
+            f"{lower.gap:.2f} bits a byte below the masked twin, more than the steps' noise: it "
             "reads part of each answer off its input. Its attention shows how: look for a head that "
             "puts query $i$'s weight on key $i + 1$, the diagonal just above the main one."
         )
