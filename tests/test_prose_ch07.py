@@ -30,8 +30,8 @@ def _losses(start, end, wobble=0.05):
     ],
 )
 def test_copying(unmasked, masked, says):
+    text = prose.copying(unmasked, masked, QUARTER)
     assert says in text and f"last {QUARTER:,} steps" in text and "far more" not in text
-    assert says in text and f"last {QUARTER:,} steps" in text
     assert_reads(text, never_together=[("more than the steps' noise", "not found the copying trick")])
 
 
