@@ -29,7 +29,12 @@ def slopes(slope_all: Mapping[str, float], slope_end: Mapping[str, float], last:
 
     where: how the times were taken ("one CPU thread, load average 2.0", "cuda: NVIDIA H200")."""
     tf_all, tf_end = slope_all["transformer"], slope_end["transformer"]
-    if v.relative_to(tf_end, tf_all, tol=SLOPE_TOL) == "above":
+    if v.relative_to(tf_end, 2.0, tol=SLOPE_TOL) != "below":
+        tf_reading = (
+            "at 2 or past it, as the $t \\times t$ attention matrix already dominates at these lengths "
+            "(past 2, memory traffic grows faster than the arithmetic)"
+        )
+    elif v.relative_to(tf_end, tf_all, tol=SLOPE_TOL) == "above":
         tf_reading = (
             "rising, on its way to 2 as the $t \\times t$ attention matrix takes over from the linear "
             "parts (the projections and the feed-forward layers), which dominate at short lengths"
@@ -246,10 +251,15 @@ def race(
             "below repeats the race."
         )
     elif first in cheapest:
+        beaten = [name for name in ranked[1:] if steps[name] < steps[first]]
+        more = [name for name in ranked[1:] if steps[name] >= steps[first]]
+        also = (
+            f" (only the {said[more[0]]} took more, {steps[more[0]]:,.0f}, and scored lower)" if more else ""
+        )
         lesson = (
             f"Across {v.plural(n, 'seed')} the {said[first]} leads by more than the noise. At this budget "
-            "cheap steps win: the models that mix positions have more to learn and far fewer updates to "
-            "learn it with."
+            f"cheap steps win: with {steps[first]:,.0f} steps{also} it beat "
+            f"{v.join_words([f'the {said[name]}' for name in beaten])}, which made fewer updates."
         )
     else:
         lesson = (
