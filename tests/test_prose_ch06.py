@@ -59,6 +59,9 @@ def test_test_accuracy_every_branch(bag, transformer, says, smoke):
     profile = get_profile("smoke" if smoke else "gpu")
     text = prose.test_accuracy(_results(bag=bag, mean=transformer), 0.5, TEST, 24_000, profile)
     assert says in text and ("`smoke`" in text) == smoke
+    assert (
+        "another seed could narrow or widen the gap" in text
+    )  # the seed's noise is said, not only the test set's
     assert_reads(text, never_together=[("is ahead", "within noise"), ("is behind", "of the way")])
 
 

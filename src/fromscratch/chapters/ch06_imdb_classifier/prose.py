@@ -110,7 +110,8 @@ def test_accuracy(
         f"On all {v.plural(test_reviews, 'test review')} the transformer scores **{transformer:.1%}** and "
         f"the bag of embeddings **{bag:.1%}**, against {majority:.1%} for always answering the majority "
         f"class. In this run {said.says('the transformer', 'the bag')}: on this many reviews a difference "
-        f"below {100 * noise:.1f} points is noise ({said.runs}, seed 0). {lesson}{caveat}"
+        f"below {100 * noise:.1f} points is the test set's noise ({said.runs}, seed 0: another seed could "
+        f"narrow or widen the gap). {lesson}{caveat}"
     )
 
 
