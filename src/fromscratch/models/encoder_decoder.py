@@ -6,7 +6,7 @@ blocks of chapter 05. The **decoder** writes the target one token at a time; eac
 
 1. masked (causal) self-attention over the target so far, as in chapter 07's generator;
 2. **cross-attention**: queries from the decoder, keys and values from the encoder's output
-   (``Attention(x, context=memory)``), so every target position can look at every source word;
+   (``Attention(x, memory)``), so every target position can look at every source word;
 3. the position-wise feed-forward.
 
 Training uses **teacher forcing**: the decoder's input is ``<s>`` + the reference translation minus
@@ -85,21 +85,21 @@ class Attention(nn.Module):
     def forward(
         self,
         x: Tensor,
-        context: Tensor | None = None,
+        memory: Tensor | None = None,
         *,
         padding_mask: Tensor | None = None,
         cache: KVCache | None = None,
         attention: list[Tensor] | None = None,
     ) -> Tensor:
-        """x ``(b, t, e)`` -> ``(b, t, e)``. Keys and values from ``context (b, tk, e)`` (cross-attention)
-        or from ``x`` (self-attention, after the cached positions); ``padding_mask (b, tk)`` True at real
-        keys. Appends ``(b, h, t, tk)`` weights to ``attention``."""
+        """x ``(b, t, e)`` -> ``(b, t, e)``. Keys and values from ``memory (b, tk, e)``, the encoder's
+        output (cross-attention), or from ``x`` (self-attention, after the cached positions);
+        ``padding_mask (b, tk)`` True at real keys. Appends ``(b, h, t, tk)`` weights to ``attention``."""
         b, t, e = x.shape
         q = self.heads_of(self.to_queries, x)  # (b, h, t, s)
-        if context is not None and cache is not None and len(cache):
+        if memory is not None and cache is not None and len(cache):
             k, v = cache.keys, cache.values  # the source's (b, h, tk, s), projected at the first step
         else:
-            source = x if context is None else context  # (b, t or tk, e)
+            source = x if memory is None else memory  # (b, t or tk, e)
             k, v = self.heads_of(self.to_keys, source), self.heads_of(self.to_values, source)  # (b, h, ., s)
             if cache is not None:
                 k, v = cache.append(k, v)  # (b, h, tk, s)
