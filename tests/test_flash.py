@@ -143,6 +143,21 @@ def test_flash_attention_equals_pytorchs_fused_attention_in_float32():
         assert _largest_difference(ours, theirs) < 1e-5
 
 
+def test_causal_with_fewer_queries_than_keys_is_aligned_bottom_right_not_as_sdpas_is_causal():
+    """The course's causal mask ends at the last key (a KV-cache step): PyTorch's ``causal_lower_right``.
+    ``F.scaled_dot_product_attention(is_causal=True)`` aligns it top-left instead when ``tq != tk``."""
+    from torch.nn.attention.bias import causal_lower_right
+
+    q, k, v, dout = _qkv(2, 3, 5, 9, d=8, dv=8)
+    ours = _value_and_grads(lambda *x: flash_attention(*x, causal=True, block_q=2, block_k=4), q, k, v, dout)
+    bottom_right = _value_and_grads(
+        lambda *x: F.scaled_dot_product_attention(*x, attn_mask=causal_lower_right(5, 9)), q, k, v, dout
+    )
+    assert _largest_difference(ours, bottom_right) < TOL
+    top_left = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    assert (ours[0] - top_left).abs().max() > 0.1  # query 0 sees key 0 only, not keys 0..4
+
+
 def test_the_forward_keeps_only_q_k_v_the_output_and_the_log_sum_exp():
     q, k, v, _ = _qkv(1, 2, 48, 40)
     saved = []

@@ -170,8 +170,10 @@ def flash_backward(
 
     Each tile's weights are recomputed, ``p = exp(q kᵀ·scale - lse)``; then with
     ``delta = rowsum(dout * out)``: ``dv += pᵀ dout``, ``ds = p * (dout vᵀ - delta)``,
-    ``dq += ds k·scale``, ``dk += dsᵀ q·scale``. Key blocks outside, as FlashAttention-2 (each key
-    block's ``dk``, ``dv`` stay in fast memory). Returns ``dq, dk, dv`` shaped like ``q, k, v``.
+    ``dq += ds k·scale``, ``dk += dsᵀ q·scale``. Key blocks outside, as in both FlashAttention papers'
+    backward passes (each key block's ``dk``, ``dv`` stay in fast memory; FlashAttention-2 changed the
+    forward's outer loop to the query blocks, as :func:`flash_forward` does). Returns ``dq, dk, dv``
+    shaped like ``q, k, v``.
     """
     tq, tk, scale = q.shape[-2], k.shape[-2], q.shape[-1] ** -0.5
     offset = tk - tq
