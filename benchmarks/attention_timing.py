@@ -7,6 +7,7 @@ Each measurement is the fastest of ``timing_repeats`` forward passes after one w
 
     python benchmarks/attention_timing.py                 # CPU, and CUDA when present
     python benchmarks/attention_timing.py --threads 2     # as on the course's CI machines
+    python benchmarks/attention_timing.py --smoke         # the smoke profile's sizes: seconds
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ import platform
 import torch
 
 from fromscratch.attention import KINDS, SelfAttention
-from fromscratch.chapters import AttentionRun, get_profile
+from fromscratch.chapters import get_profile
+from fromscratch.chapters.ch02_basic_self_attention.profile import AttentionRun
 from fromscratch.utils import count_parameters, time_call
 
 
@@ -67,7 +69,10 @@ def main() -> None:
     )
     parser.add_argument("--profile", default=None, help="profile for the CPU table (default: cpu)")
     parser.add_argument("--no-kinds", action="store_true", help="skip the standard/wide/narrow comparison")
+    parser.add_argument("--smoke", action="store_true", help="the smoke profile on every device: seconds")
     args = parser.parse_args()
+    if args.smoke:
+        args.profile = "smoke"
     if args.threads:
         torch.set_num_threads(args.threads)
     print(

@@ -27,7 +27,8 @@ from dataclasses import replace
 
 import torch
 
-from fromscratch.chapters import Enwik8Run, get_profile, seed_everything
+from fromscratch.chapters import get_profile, seed_everything
+from fromscratch.chapters.ch07_masking_generation.profile import Enwik8Run
 from fromscratch.data import DataError, enwik8
 from fromscratch.metrics import bits_per_byte
 from fromscratch.models import Generator

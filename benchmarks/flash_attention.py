@@ -4,6 +4,7 @@ the work counted, and the Triton kernel timed against PyTorch's fused kernel on 
     flock /tmp/heavy.lock python benchmarks/flash_attention.py memory   # peak MiB, t = 1k .. 16k (CPU)
     python benchmarks/flash_attention.py work                           # FLOPs and bytes (no timing)
     python benchmarks/flash_attention.py kernel                         # CUDA: Triton vs PyTorch, bf16
+    python benchmarks/flash_attention.py --smoke                        # all three, tiny: seconds
 
 ``memory`` measures one head (``(1, 1, t, 64)`` fp32) on the CPU with ``pipeline.peak_bytes`` (every
 allocation and free the PyTorch profiler records during the pass, summed in order): naive attention
@@ -26,7 +27,8 @@ import os
 import torch
 import torch.nn.functional as F
 
-from fromscratch.attention.flash import attention_cost, flash_attention
+from fromscratch.attention.flash import flash_attention
+from fromscratch.attention.flash_cost import attention_cost
 from fromscratch.chapters.ch16_flash_attention.pipeline import (
     attention_step,
     load_average,
@@ -38,6 +40,7 @@ from fromscratch.utils import time_call
 
 MiB = 2**20
 LENGTHS = (1024, 2048, 4096, 8192, 16384)
+SMOKE_LENGTHS = (64, 128)  # --smoke: every mode at these lengths, d = 16 (the kernel: t = 128, d = 64)
 PEAK_BF16 = {  # dense bf16 (fp16 on the T4) tensor-core peaks, TFLOP/s, from the vendor's data sheets
     "H200": 989.0,
     "H100": 989.0,  # SXM; the PCIe card: 756
@@ -74,12 +77,12 @@ def memory(lengths: tuple[int, ...], d: int, block: int) -> None:
         )
 
 
-def work(d: int = 64) -> None:
+def work(d: int = 64, lengths: tuple[int, ...] = LENGTHS) -> None:
     """FLOPs and main-memory bytes of one head's forward + backward pass: naive against tiles."""
     print(f"## one head, d = {d}, fp32, forward + backward: GFLOP, MB moved, FLOPs per byte")
     print("| t | naive | tiles of 64 | tiles of 128 | tiles of 128, causal |")
     print("|---:|---|---|---|---|")
-    for t in LENGTHS:
+    for t in lengths:
         cells = []
         for block, causal in ((None, False), (64, False), (128, False), (128, True)):
             passes = [
@@ -95,8 +98,10 @@ def _peak(name: str) -> float | None:
     return next((tflops for card, tflops in PEAK_BF16.items() if card in name), None)
 
 
-def kernel(repeats: int) -> None:
-    """Triton kernel against PyTorch's fused kernel on CUDA, bf16: ms, TFLOP/s and the two fractions."""
+def kernel(repeats: int, lengths: tuple[int, ...] = LENGTHS, heads: int = 16, tokens: int = 16_384) -> None:
+    """Triton kernel against PyTorch's fused kernel on CUDA, bf16: ms, TFLOP/s and the two fractions.
+
+    ``heads`` of 64, ``b = tokens // t`` sequences at each length ``t`` (FlashAttention-2's shape)."""
     if not torch.cuda.is_available():
         print("kernel: no CUDA device here; the Triton kernel is timed on a GPU only (see the docstring).")
         return
@@ -104,11 +109,11 @@ def kernel(repeats: int) -> None:
 
     name = torch.cuda.get_device_name()
     peak = _peak(name)
-    heads, d, tokens = 16, 64, 16_384
+    d = 64
     print(f"## {name}: bf16, {heads} heads of {d}, b x t = {tokens:,}; dense bf16 peak {peak or '?'} TFLOP/s")
     print("| t | causal | pass | Triton ms | PyTorch ms | Triton TFLOP/s | of PyTorch's | of the peak |")
     print("|---:|---|---|---:|---:|---:|---:|---:|")
-    for t in LENGTHS:
+    for t in lengths:
         b = max(1, tokens // t)
         g = torch.Generator(device="cuda").manual_seed(0)
         q, k, v, dout = (
@@ -141,17 +146,30 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("what", choices=["memory", "work", "kernel"])
+    parser.add_argument("what", nargs="?", choices=["memory", "work", "kernel"], help="what to measure")
+    parser.add_argument(
+        "--smoke", action="store_true", help="tiny sizes, in seconds (all three modes if none is named)"
+    )
     parser.add_argument("--lengths", type=int, nargs="+", default=list(LENGTHS))
     parser.add_argument("--head-dim", type=int, default=64)
     parser.add_argument("--block", type=int, default=256, help="ours: block_q = block_k (memory)")
     parser.add_argument("--repeats", type=int, default=20, help="timed calls per kernel measurement")
     parser.add_argument("--threads", type=int, default=None, help="torch's CPU threads (memory)")
     args = parser.parse_args()
+    if args.what is None and not args.smoke:
+        parser.error("say what to measure: memory, work or kernel (or --smoke: all three at tiny sizes)")
     if args.threads:
         torch.set_num_threads(args.threads)
     print(f"torch {torch.__version__}, {os.cpu_count()} CPUs, {torch.get_num_threads()} threads")
-    if args.what == "memory":
+    if args.smoke:  # the code paths of every mode, at sizes that take seconds; no number here means anything
+        for what in [args.what] if args.what else ["memory", "work", "kernel"]:
+            if what == "memory":
+                memory(SMOKE_LENGTHS, 16, 32)
+            elif what == "work":
+                work(16, SMOKE_LENGTHS)
+            else:
+                kernel(2, SMOKE_LENGTHS[-1:], heads=2, tokens=2 * SMOKE_LENGTHS[-1])
+    elif args.what == "memory":
         memory(tuple(args.lengths), args.head_dim, args.block)
     elif args.what == "work":
         work(args.head_dim)
