@@ -1,4 +1,5 @@
-"""Chapter 11's figures: fitted slopes, matrix panels and reach plots draw without error."""
+"""Chapter 11's figures: fitted slopes, matrix panels (both shared, in ``viz``) and reach plots draw
+without error."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import torch
 
 from fromscratch.chapters.ch11_longer_contexts import figures as long_context
 from fromscratch.utils import loglog_slope
+from fromscratch.viz import matrix_panels, scaling_curves
 
 
 def test_fitted_slope_recovers_a_power_law():
@@ -18,11 +20,9 @@ def test_fitted_slope_recovers_a_power_law():
 
 
 def test_figures_draw():
-    fig = long_context.scaling_curves([256, 512], {"a": [1.0, 4.0]}, xlabel="t", ylabel="ms", loglog=True)
+    fig = scaling_curves([256, 512], {"a": [1.0, 4.0]}, xlabel="t", ylabel="ms", loglog=True)
     assert "2.00" in fig.axes[0].get_legend().get_texts()[0].get_text()
-    fig = long_context.matrix_panels(
-        {"mask": torch.ones(4, 4, dtype=torch.bool).tril(), "x": torch.randn(4, 4)}
-    )
+    fig = matrix_panels({"mask": torch.ones(4, 4, dtype=torch.bool).tril(), "x": torch.randn(4, 4)})
     assert len(fig.axes) == 2
     fig = long_context.reach_plot({"g": torch.tensor([0.0, 0.1, 1.0, 2.0])}, 2)
     assert fig.axes[0].get_yscale() == "log"

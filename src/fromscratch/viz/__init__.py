@@ -4,7 +4,9 @@ A figure only one chapter draws lives in that chapter's folder
 (``fromscratch.chapters.ch07_masking_generation.figures``); what stays here:
 
 - ``style``: the shared look (readable on light and dark book themes, ``BOOK_WIDTH``, the palette);
-- ``attention``: attention heatmaps, a grid of them, the scaling curves (chapters 02-04, 06, 07, 09, 14);
+- ``attention``: attention heatmaps, a grid of them, matrices side by side, chapter 03's curves against
+  the head width (chapters 02-04, 06, 07, 09, 11, 13, 14);
+- ``scaling``: how a cost grows with the length, log-log with fitted slopes (chapters 11, 16);
 - ``bertviz``: bertviz's interactive attention views for our models;
 - ``text``: prose computed from a run, wrapped text, tables, tokens shaded by a score;
 - ``diagrams``: the architecture drawn by code, for the chapters and the slide decks;
@@ -24,6 +26,7 @@ from fromscratch.viz import (
     diagrams,
     explorers,  # interactive figures, precomputed
     precomputed,  # viz.frames: every frame drawn in Python, swapped by a few lines of JavaScript
+    scaling,
     text,
     verdicts,  # the words computed prose chooses from its numbers, tested on both sides
 )
@@ -32,6 +35,7 @@ from fromscratch.viz.bertviz import *  # noqa: F403
 from fromscratch.viz.diagrams import *  # noqa: F403
 from fromscratch.viz.explorers import *  # noqa: F403
 from fromscratch.viz.precomputed import *  # noqa: F403
+from fromscratch.viz.scaling import *  # noqa: F403
 from fromscratch.viz.style import use_style
 from fromscratch.viz.text import *  # noqa: F403
 
@@ -44,4 +48,5 @@ __all__ = [
     *diagrams.__all__,
     *precomputed.__all__,
     *explorers.__all__,
+    *scaling.__all__,
 ]

@@ -2,6 +2,8 @@
 
 - ``attention_heatmap``: one ``(tq, tk)`` weight matrix as a labelled heatmap (the canonical view);
 - ``attention_grid``: every head of one layer side by side;
+- ``matrix_panels``: several ``(tq, tk)`` matrices (masks, score terms, sparse patterns) in a row
+  (chapters 11, 13);
 - ``scaling_plot``: chapter 03's curves of what the softmax sees as the head width ``d`` grows;
 - ``bertviz_view``: our models' attention in bertviz's interactive head / model views.
 
@@ -18,9 +20,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from fromscratch.viz.style import BOOK_WIDTH, FONT, HEATMAP_CMAP, MIN_FONT, text_width, tick_layout
+from fromscratch.viz.style import BOOK_WIDTH, FONT, HEATMAP_CMAP, MIN_FONT, PALETTE, text_width, tick_layout
 
-__all__ = ["attention_heatmap", "attention_grid", "scaling_plot"]
+__all__ = ["attention_heatmap", "attention_grid", "matrix_panels", "scaling_plot"]
 
 ANNOTATE_UP_TO = 12  # write the weights into the cells when both sides have at most this many tokens
 MAX_CELL = 0.45  # inches: the widest heatmap cell (few tokens); with many, cells shrink to fit BOOK_WIDTH
@@ -207,6 +209,45 @@ def attention_grid(
             ax.tick_params(labelbottom=False)
     image = axes.flat[0].images[0]
     fig.colorbar(image, ax=axes, shrink=0.8)
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+def matrix_panels(
+    matrices: Mapping[str, torch.Tensor], *, title: str = "", signed: bool = False, ncols: int = 4
+):
+    """Each ``(tq, tk)`` matrix of ``matrices`` (name -> tensor) as a heatmap, queries down the rows.
+
+    Boolean masks are drawn in two colours (True = may attend). ``signed=True`` centres a red-blue
+    scale on 0 (score terms), each panel with its own range. Returns the ``Figure``.
+    """
+    names = list(matrices)
+    ncols = min(ncols, len(names))
+    nrows = math.ceil(len(names) / ncols)
+    side = min(BOOK_WIDTH / ncols, 2.6)
+    fig, axes = plt.subplots(
+        nrows, ncols, figsize=(BOOK_WIDTH, side * nrows + 0.5), squeeze=False, layout="constrained"
+    )
+    for ax in axes.flat[len(names) :]:
+        ax.axis("off")
+    for ax, name in zip(axes.flat, names, strict=False):
+        matrix = torch.as_tensor(matrices[name]).detach().cpu()
+        if matrix.dtype == torch.bool:
+            ax.imshow(
+                matrix.numpy(),
+                cmap=plt.matplotlib.colors.ListedColormap(["#F2F2F2", PALETTE[0]]),
+                vmin=0,
+                vmax=1,
+            )
+        elif signed:
+            top = float(matrix.abs().max()) or 1.0
+            ax.imshow(matrix.float().numpy(), cmap="RdBu_r", vmin=-top, vmax=top)
+        else:
+            ax.imshow(matrix.float().numpy(), cmap=HEATMAP_CMAP)
+        ax.set_title(name, fontsize=10)
+        ax.set(xlabel="key", ylabel="query")
+        ax.grid(False)
     if title:
         fig.suptitle(title)
     return fig

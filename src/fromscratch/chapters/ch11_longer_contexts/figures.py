@@ -1,8 +1,7 @@
-"""Figures of chapter 11 (longer contexts): curves with fitted slopes, masks and matrices side by side,
-how far back a prediction's gradient reaches, and curves against the query-key distance.
+"""Figures of chapter 11 (longer contexts): how far back a prediction's gradient reaches, and curves
+against the query-key distance (the chapter's curves with fitted slopes and its matrices side by side are
+shared: ``viz.scaling_curves``, ``viz.matrix_panels``).
 
-- ``scaling_curves``: measured series against a length, optionally log-log with fitted slopes;
-- ``matrix_panels``: several ``(tq, tk)`` matrices (masks, score terms) in one row;
 - ``reach_plot``: gradient norms per input position, with segment boundaries;
 - ``distance_panels``: curves against the distance between query and key, one highlighted (RoPE and
   ALiBi).
@@ -10,80 +9,15 @@ how far back a prediction's gradient reaches, and curves against the query-key d
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from fromscratch.utils import loglog_slope
-from fromscratch.viz.style import BOOK_WIDTH, FAINT, HEATMAP_CMAP, PALETTE
+from fromscratch.viz.style import BOOK_WIDTH, FAINT, PALETTE
 
-__all__ = ["distance_panels", "matrix_panels", "reach_plot", "scaling_curves"]
-
-
-def scaling_curves(
-    lengths: Sequence[float],
-    series: Mapping[str, Sequence[float]],
-    *,
-    xlabel: str,
-    ylabel: str,
-    title: str = "",
-    loglog: bool = False,
-):
-    """One line per entry of ``series`` (name -> values at ``lengths``). With ``loglog=True`` both axes
-    are logarithmic and each legend entry gives the fitted exponent ``∝ x^p``. Returns the ``Figure``."""
-    fig, ax = plt.subplots(figsize=(min(BOOK_WIDTH, 6.0), 3.6), layout="constrained")
-    for n, (name, values) in enumerate(series.items()):
-        label = f"{name} ($\\propto t^{{{loglog_slope(lengths, values):.2f}}}$)" if loglog else name
-        ax.plot(lengths, values, marker="o", color=PALETTE[n % len(PALETTE)], label=label)
-    if loglog:
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-    ax.set_xticks(list(lengths), [f"{x:,}" for x in lengths])
-    ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
-    ax.legend()
-    return fig
-
-
-def matrix_panels(
-    matrices: Mapping[str, torch.Tensor], *, title: str = "", signed: bool = False, ncols: int = 4
-):
-    """Each ``(tq, tk)`` matrix of ``matrices`` (name -> tensor) as a heatmap, queries down the rows.
-
-    Boolean masks are drawn in two colours (True = may attend). ``signed=True`` centres a red-blue
-    scale on 0 (score terms), each panel with its own range. Returns the ``Figure``.
-    """
-    names = list(matrices)
-    ncols = min(ncols, len(names))
-    nrows = math.ceil(len(names) / ncols)
-    side = min(BOOK_WIDTH / ncols, 2.6)
-    fig, axes = plt.subplots(
-        nrows, ncols, figsize=(BOOK_WIDTH, side * nrows + 0.5), squeeze=False, layout="constrained"
-    )
-    for ax in axes.flat[len(names) :]:
-        ax.axis("off")
-    for ax, name in zip(axes.flat, names, strict=False):
-        matrix = torch.as_tensor(matrices[name]).detach().cpu()
-        if matrix.dtype == torch.bool:
-            ax.imshow(
-                matrix.numpy(),
-                cmap=plt.matplotlib.colors.ListedColormap(["#F2F2F2", PALETTE[0]]),
-                vmin=0,
-                vmax=1,
-            )
-        elif signed:
-            top = float(matrix.abs().max()) or 1.0
-            ax.imshow(matrix.float().numpy(), cmap="RdBu_r", vmin=-top, vmax=top)
-        else:
-            ax.imshow(matrix.float().numpy(), cmap=HEATMAP_CMAP)
-        ax.set_title(name, fontsize=10)
-        ax.set(xlabel="key", ylabel="query")
-        ax.grid(False)
-    if title:
-        fig.suptitle(title)
-    return fig
+__all__ = ["distance_panels", "reach_plot"]
 
 
 def reach_plot(norms: Mapping[str, torch.Tensor], segment: int, *, title: str = ""):
