@@ -14,6 +14,7 @@
 - :mod:`~fromscratch.training.memory`: what a training step holds in memory, and the one rule for
   whether it fits a GPU (ch. 12);
 - :mod:`~fromscratch.training.fits`: does a run fit the GPU, checked before its first step;
+- :mod:`~fromscratch.training.rl`: RL from verifiable rewards: advantages, the clipped loss, pass@k (ch. 17);
 - :mod:`~fromscratch.training.record`: what ``train`` trains and what heavy cells cost, recorded for
   the GPU plan (``$FROMSCRATCH_RECORD``).
 
@@ -25,6 +26,7 @@ from fromscratch.training.batches import to_device
 from fromscratch.training.checkpoints import checkpoint_path, load_checkpoint, run_checkpoint, save_checkpoint
 from fromscratch.training.history import History
 from fromscratch.training.loop import TrainConfig, train
+from fromscratch.training.rl import clipped_policy_loss, group_advantages, pass_at_k, rloo_advantages
 from fromscratch.training.schedule import Schedule, lr_factor
 
 __all__ = [
@@ -32,8 +34,12 @@ __all__ = [
     "Schedule",
     "TrainConfig",
     "checkpoint_path",
+    "clipped_policy_loss",
+    "group_advantages",
     "load_checkpoint",
     "lr_factor",
+    "pass_at_k",
+    "rloo_advantages",
     "run_checkpoint",
     "save_checkpoint",
     "to_device",
