@@ -1,7 +1,8 @@
 """Datasets of the course: a checked download registry and one loader module per dataset.
 
 ``registry`` (where each file comes from), ``movielens`` (chapter 01), ``text`` (words to ids) and
-``batching`` (padded, length-bucketed batches) used by ``imdb`` (chapter 06), and ``enwik8`` (chapter 07).
+``batching`` (padded, length-bucketed batches) used by ``imdb`` (chapter 06), ``enwik8`` (chapter 07), and
+``verifiable`` and ``verifiers`` (chapter 17: problems a program can check, and their rewards).
 
 Only the registry is imported with the package; each loader (and the libraries it needs) when it is
 first used: ``fromscratch.data.mnist``, or a name below such as ``fromscratch.data.MULTI30K``.
