@@ -69,6 +69,7 @@ def pass_at_k(n, c, k):
 
 
 def _check_rewards(rewards: Tensor, name: str) -> Tensor:
+    """``rewards`` checked to be ``(g, n)``, as floats."""
     if not isinstance(rewards, Tensor) or rewards.dim() != 2:
         shape = tuple(rewards.shape) if isinstance(rewards, Tensor) else type(rewards).__name__
         raise ValueError(f"{name}: rewards must be a Tensor (g, n), g problems by n samples; got {shape}.")
