@@ -19,14 +19,15 @@ from torch import nn
 
 from fromscratch.training import TrainConfig, train
 from fromscratch.training.losses import next_token_loss
-from fromscratch.training.record import describe_batch
 
 ROOT = Path(__file__).parents[1]
 GPU = ROOT / "benchmarks" / "gpu"
 sys.path.insert(0, str(GPU))
 
 import pack  # noqa: E402  (benchmarks/gpu/pack.py)
+import record  # noqa: E402
 import report  # noqa: E402
+from record import describe_batch  # noqa: E402
 
 
 def run(script: str, *args: str, env: dict | None = None, timeout: int = 900) -> subprocess.CompletedProcess:
@@ -59,30 +60,29 @@ class Tied(nn.Module):
         return self.out(self.embed(x)) * self.scale[0]
 
 
-def recorded(tmp_path, monkeypatch, model, batches) -> dict:
+def recorded(tmp_path, model, batches) -> dict:
     path = tmp_path / "records.jsonl"
-    monkeypatch.setenv("FROMSCRATCH_RECORD", str(path))
-    monkeypatch.setenv("FROMSCRATCH_CHAPTER", "07_masking_generation")
-    train(model, batches, next_token_loss, TrainConfig(steps=1, progress=False))
+    recording_train = record.recording(train, path, "07_masking_generation", only=False)
+    recording_train(model, batches, next_token_loss, TrainConfig(steps=1, progress=False))
     [run] = pack.runs(pack.read(path))
     return run
 
 
-def test_a_recorded_model_comes_back_with_tied_weights_and_its_spread(tmp_path, monkeypatch):
+def test_a_recorded_model_comes_back_with_tied_weights_and_its_spread(tmp_path):
     torch.manual_seed(0)
     model = Tied()
-    run = recorded(tmp_path, monkeypatch, model, [torch.randint(0, 11, (4, 9))])
+    run = recorded(tmp_path, model, [torch.randint(0, 11, (4, 9))])
     again = pack.rebuild(run, torch.device("cpu"))
     assert again.out.weight is again.embed.weight and torch.equal(again.scale, model.scale)
     assert abs(again.embed.weight.std() - model.embed.weight.std()) < 0.1
     assert pack.loss_of(run["loss"]) is next_token_loss
 
 
-def test_a_model_with_a_config_is_built_again_from_it(tmp_path, monkeypatch):
+def test_a_model_with_a_config_is_built_again_from_it(tmp_path):
     from fromscratch.models import Generator, GeneratorConfig
 
     config = GeneratorConfig(vocab_size=32, emb=16, heads=2, depth=1, context=8)
-    run = recorded(tmp_path, monkeypatch, Generator(config), [torch.randint(0, 32, (2, 9))])
+    run = recorded(tmp_path, Generator(config), [torch.randint(0, 32, (2, 9))])
     assert "pickle" not in run["model"] and run["model"]["config"]["emb"] == 16
     again = pack.rebuild(run, torch.device("cpu"))
     assert isinstance(again, Generator) and again.config == config

@@ -15,13 +15,13 @@ manylinux, fetched with pip; ``--no-wheels`` leaves them out). One tar.gz, at mo
 
 ``--from`` unpacks it into a fresh directory, installs the wheels there when this Python lacks the
 notebook stack, and executes every chapter with nbclient in ``smoke`` on the device ``setup()`` finds
-(CUDA there), recording its runs (``$FROMSCRATCH_RECORD``): per chapter ok or the failing cell, seconds
+(CUDA there), recording its runs (``record.py``'s first cell): per chapter ok or the failing cell, seconds
 and peak memory (the GPU's, else the kernel's resident memory), and last
 ``GPU notebooks: <n> chapters, <k> failed``. ``--quick`` does it on the CPU with no network
 (``unshare -rn`` where allowed, else HTTP proxies that lead nowhere) and only the pack's data.
 
-``--record`` runs the chapters at ``--profile`` with ``FROMSCRATCH_RECORD_ONLY=1`` (each ``train`` call
-records after one step and returns), the course's mirror and data cache (or an empty one); a cell slower than
+``--record`` runs the chapters at ``--profile``, each ``train`` call recorded after one step by
+``record.py``'s wrapper, with the course's mirror and data cache (or an empty one); a cell slower than
 ``--cell-timeout`` is interrupted and the chapter goes on, errors too (only the record counts).
 """
 
@@ -42,6 +42,8 @@ from importlib.metadata import version
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+Record = tuple[Path, bool] | None  # the record file, and whether each train call stops after one step
 LIMIT_MIB = 60
 # What the GPU image (KINDS.md: torch 2.11, Python 3.12, 2026-11-17) lacks of the package's and the runner's
 # dependencies, in this venv's versions (bertviz's boto3, ipywidgets' front ends, and ipykernel's debugger
@@ -67,6 +69,12 @@ PEAK = """import json, resource, torch
 cuda = torch.cuda.is_available() and torch.cuda.is_initialized()
 peak = torch.cuda.max_memory_allocated() if cuda else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss << 10
 print("PEAK " + json.dumps({"mib": peak / 2**20, "device": "cuda" if cuda else "cpu, resident"}))"""
+RECORDER = """import sys
+
+sys.path.insert(0, {here!r})
+import record
+
+record.install({file!r}, {chapter!r}, only={only!r})"""  # record.py: train replaced by its wrapper
 
 
 def chapters(only: list[str]) -> list[Path]:
@@ -74,23 +82,30 @@ def chapters(only: list[str]) -> list[Path]:
     return [p for p in found if not only or p.name[:2] in only]
 
 
-def run_chapter(path: Path, env: dict[str, str], workdir: Path, timeout: int, keep_going: bool) -> dict:
-    """Execute one chapter in a fresh kernel: ok, or its failing code cell; seconds; peak memory."""
+def run_chapter(
+    path: Path, env: dict[str, str], workdir: Path, timeout: int, keep_going: bool, record: Record
+) -> dict:
+    """Execute one chapter in a fresh kernel: ok, or its failing code cell; seconds; peak memory.
+    ``record``: ``(file, only)`` to record its ``train`` calls into (``record.py``), or None."""
     import nbformat
     from nbclient import NotebookClient
 
     nb = nbformat.read(path, as_version=4)
     nb.cells.append(nbformat.v4.new_code_cell(PEAK))
+    if record:  # before the chapter's own cells: train replaced by the recording wrapper
+        file, only = record
+        first = RECORDER.format(here=str(HERE), file=str(file), chapter=path.stem, only=only)
+        nb.cells.insert(0, nbformat.v4.new_code_cell(first))
     where = {"metadata": {"path": str(workdir)}}
     client = NotebookClient(
         nb, timeout=timeout, allow_errors=keep_going, interrupt_on_timeout=keep_going, resources=where
     )
     started, result = time.perf_counter(), {"chapter": path.stem}
     try:
-        client.execute(env={**env, "FROMSCRATCH_CHAPTER": path.stem})
+        client.execute(env=env)
     except Exception as error:  # a cell's error (its output says which), a timeout, a dead kernel
         result["error"] = (str(error).strip().splitlines() or [type(error).__name__])[-1][:300]
-    code = [c for c in nb.cells if c.cell_type == "code"]
+    code = [c for c in nb.cells[1 if record else 0 :] if c.cell_type == "code"]  # the chapter's own
     for i, cell in enumerate(code):
         errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
         if errors and "cell" not in result:
@@ -102,11 +117,16 @@ def run_chapter(path: Path, env: dict[str, str], workdir: Path, timeout: int, ke
 
 
 def run_all(
-    paths: list[Path], env: dict[str, str], workdir: Path, timeout: int, keep_going: bool = False
+    paths: list[Path],
+    env: dict[str, str],
+    workdir: Path,
+    timeout: int,
+    keep_going: bool = False,
+    record: Record = None,
 ) -> int:
     failed = 0
     for path in paths:
-        r = run_chapter(path, env, workdir, timeout, keep_going)
+        r = run_chapter(path, env, workdir, timeout, keep_going, record)
         memory = f"peak {r['peak']['mib']:,.0f} MiB ({r['peak']['device']})" if "peak" in r else "peak ?"
         where = f"code cell {r['cell']}" if "cell" in r else "the kernel"
         said = f"FAILED at {where}: {r['error']}" if "error" in r else "ok"
@@ -260,7 +280,7 @@ def from_pack(source: Path, only: list[str], timeout: int, quick: bool, record: 
         site = [work / "site"]
         sys.path.insert(0, str(site[0]))
     env = kernel_env(work / "cache", work / "mirror", "smoke", *site)
-    env["FROMSCRATCH_RECORD"] = str(record.resolve() if record else work / "records.jsonl")
+    file = record.resolve() if record else work / "records.jsonl"
     if quick:  # the CPU, and no way out even where unshare is not allowed
         env.update(CUDA_VISIBLE_DEVICES="", http_proxy="http://127.0.0.1:9", https_proxy="http://127.0.0.1:9")
         env.update(HTTP_PROXY=env["http_proxy"], HTTPS_PROXY=env["https_proxy"])
@@ -271,7 +291,7 @@ def from_pack(source: Path, only: list[str], timeout: int, quick: bool, record: 
         f"from {source} in {work}: " + (f"the CPU, {network}" if quick else "the device setup() finds"),
         flush=True,
     )
-    return 1 if run_all(chapters(only), env, work, timeout) else 0
+    return 1 if run_all(chapters(only), env, work, timeout, record=(file, False)) else 0
 
 
 def main() -> None:
@@ -299,8 +319,10 @@ def main() -> None:
             env = kernel_env(
                 Path(cache or Path(tmp) / "cache"), Path(mirror) if mirror else None, args.profile
             )
-            env.update(FROMSCRATCH_RECORD=str(args.record.resolve()), FROMSCRATCH_RECORD_ONLY="1")
-            run_all(chapters(args.chapters), env, Path(tmp), args.cell_timeout, keep_going=True)
+            record = (args.record.resolve(), True)  # one step a call, then recorded
+            run_all(
+                chapters(args.chapters), env, Path(tmp), args.cell_timeout, keep_going=True, record=record
+            )
     else:
         parser.error("give --pack, --from or --record")
 

@@ -3,7 +3,7 @@
     python benchmarks/gpu/notebooks.py --record records.jsonl --profile gpu   # here: every train call
     python benchmarks/gpu/pack.py records.jsonl                                # the runs it holds
 
-The record (``fromscratch.training.record``) is the pack: one JSON line per ``train`` call, with its
+The record (``record.py``, beside this file) is the pack: one JSON line per ``train`` call, with its
 model, its longest batch's shapes, its loss and its ``TrainConfig``; :func:`runs` groups the calls into
 distinct runs (one model trained on each of seven tasks: one run, ``count`` 7). No data travels:
 :func:`batch_of` draws a batch of the recorded shapes (tokens in the recorded range, masks with the

@@ -17,8 +17,8 @@ a kernel's fixed cost (at least 3 us each), which any card pays the same:
 
 the measured step being a floor, since the host's time a step (Python, launches) does not shrink on
 another card; on Colab's two vCPUs it grows, so a T4's minutes are a lower bound. Heavy cells that are
-not training cost what ``timed`` recorded on a GPU at ``gpu`` size or, until one has, what the
-2026-11-28 check measured; on other cards, in the proportion of their chapter's training.
+not training cost what the newest kept check measured of them at ``gpu`` size (today the 2026-11-28
+one); on other cards, in the proportion of their chapter's training.
 """
 
 from __future__ import annotations

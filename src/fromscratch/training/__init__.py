@@ -15,8 +15,7 @@
   whether it fits a GPU (ch. 12);
 - :mod:`~fromscratch.training.fits`: does a run fit the GPU, checked before its first step;
 - :mod:`~fromscratch.training.rl`: RL from verifiable rewards: advantages, the clipped loss, pass@k (ch. 17);
-- :mod:`~fromscratch.training.record`: what ``train`` trains and what heavy cells cost, recorded for
-  the GPU plan (``$FROMSCRATCH_RECORD``).
+- :mod:`~fromscratch.training.timing`: ``time_step``, the one way to time a training step.
 
 The loop imports none of the models; the rest imports the rooms below it (models, data, tokenizers,
 utils); never a chapter.
@@ -28,6 +27,7 @@ from fromscratch.training.history import History
 from fromscratch.training.loop import TrainConfig, train
 from fromscratch.training.rl import clipped_policy_loss, group_advantages, pass_at_k, rloo_advantages
 from fromscratch.training.schedule import Schedule, lr_factor
+from fromscratch.training.timing import time_step
 
 __all__ = [
     "History",
@@ -42,6 +42,7 @@ __all__ = [
     "rloo_advantages",
     "run_checkpoint",
     "save_checkpoint",
+    "time_step",
     "to_device",
     "train",
 ]

@@ -4,7 +4,7 @@ A batch is whatever ``loss_fn(model, batch)`` takes: a tensor, or a (nested) tup
 them. :func:`to_device` moves one to the GPU; :func:`batch_size` reads its ``b``, :func:`take` cuts it
 to its first ``k`` examples and :func:`batch_elements` measures it; :func:`probe_batch` finds the
 longest batch of a source, the one :func:`fromscratch.training.fits.check_run` measures before the
-first step and :mod:`~fromscratch.training.record` records. None of them needs to know the batch's
+first step and the GPU plan (`benchmarks/gpu/record.py`) records. None of them needs to know the batch's
 layout: they follow its tensors.
 """
 

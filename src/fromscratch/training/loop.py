@@ -29,7 +29,6 @@ everything that decides it (:func:`~fromscratch.training.checkpoints.run_checkpo
 
 Does a run fit the GPU? Chapter 12's estimate answers before training
 (:func:`fromscratch.training.fits.check_run`); the loop itself only explains an out-of-memory error.
-``$FROMSCRATCH_RECORD`` makes it record what it trains (:mod:`fromscratch.training.record`).
 """
 
 from __future__ import annotations
@@ -51,7 +50,6 @@ from fromscratch.training.batches import to_device
 from fromscratch.training.checkpoints import save_checkpoint
 from fromscratch.training.history import History
 from fromscratch.training.precision import Precision, choose_precision
-from fromscratch.training.record import RunRecord
 from fromscratch.training.resume import Batches, RunState
 from fromscratch.training.schedule import Schedule
 from fromscratch.training.watch import Progress, Watch, skipped_if_not_finite
@@ -103,8 +101,6 @@ def train(
     """
     device = torch.device(device)
     schedule = _schedule(config, batches)  # warm-up, then decay to 0 at the run's last step or second
-    record = RunRecord(model, batches, loss_fn, config, device, steps=schedule.total_steps)  # if asked
-    config, evaluate = record.adjusted(config, evaluate)  # record-only: one step, no evaluation or checkpoint
     net = _place(model, device)  # what loss_fn sees: the model, or its DDP wrapper under torchrun
     optimizer, scheduler = _optimizer(model, config, schedule, fused=device.type == "cuda")
     precision = choose_precision(device, config.precision)  # autocast dtype; a loss scaler exactly for fp16
@@ -112,9 +108,8 @@ def train(
     run.start(config.checkpoint if config.resume else None)  # or go on from the checkpoint, if it exists
     watch = Watch(run, config.lr, config.warmup_steps)
     model.train()
-    record.begin(run.step)
     with Progress(run, config.progress) as progress, _out_of_memory_explained(device, run):
-        while not schedule.finished(run.step) and not record.enough(run.step):
+        while not schedule.finished(run.step):
             started = time.perf_counter()
             optimizer.zero_grad(set_to_none=True)
             loss = 0.0
@@ -145,7 +140,6 @@ def train(
     watch.read_back()
     if not _evaluated_last(run):
         _evaluate(run, evaluate, precision, device)
-    record.write(run.step, precision.name)  # $FROMSCRATCH_RECORD: what this run trained, how fast
     _save(run, config)
     distributed.barrier()  # no rank returns (and reads the checkpoint) before rank 0 has written it
     run.history.skipped = watch.skipped_steps()
@@ -171,12 +165,10 @@ def _schedule(config: TrainConfig, batches: Batches) -> Schedule:
             "TrainConfig(minutes=...) is not for torchrun jobs; give steps=... or epochs=... instead."
         )
     seconds = None if config.minutes is None else 60 * config.minutes
-    return Schedule(
-        config.warmup_steps, _total_steps(config, batches), seconds, config.decay, config.schedule
-    )
+    return Schedule(config.warmup_steps, total_steps(config, batches), seconds, config.decay, config.schedule)
 
 
-def _total_steps(config: TrainConfig, batches: Batches) -> int | None:
+def total_steps(config: TrainConfig, batches: Batches) -> int | None:
     """The run's optimiser steps: ``steps``, or ``epochs`` passes over ``batches``; None: a time budget."""
     if config.steps is not None:
         return config.steps
@@ -283,4 +275,4 @@ def _save(run: RunState, config: TrainConfig) -> None:
         save_checkpoint(config.checkpoint, run.state_dict(config))
 
 
-__all__ = ["READ_EVERY", "TrainConfig", "train"]
+__all__ = ["READ_EVERY", "TrainConfig", "total_steps", "train"]
