@@ -9,10 +9,10 @@ import torch
 
 from fromscratch.chapters import PROFILE_NAMES, get_profile
 from fromscratch.chapters.ch08_design_considerations.pipeline import crossover, step_time_table, task_accuracy
-from fromscratch.chapters.ch08_design_considerations.step_times import random_batch, step_seconds
+from fromscratch.chapters.ch08_design_considerations.step_times import random_batch
 from fromscratch.data.synthetic import MatchData
 from fromscratch.models import SequenceClassifier, SequenceClassifierConfig, budget_configs
-from fromscratch.training import TrainConfig, train
+from fromscratch.training import TrainConfig, time_step, train
 from fromscratch.training.losses import classification_loss
 from fromscratch.utils import count_parameters, loglog_slope
 
@@ -55,12 +55,12 @@ def test_every_run_field_is_documented():
         assert "#" in line, f"SequenceRun.{field.name} has no comment"
 
 
-def test_step_seconds_times_a_training_step():
+def test_a_random_batch_times_a_training_step():
     model = SequenceClassifier(TINY)
     before = [p.detach().clone() for p in model.parameters()]
     batch = random_batch(3, 10, TINY.vocab_size)
     assert batch["tokens"].shape == (3, 10) and batch["padding_mask"].all() and batch["labels"].shape == (3,)
-    assert 0 < step_seconds(model, batch, repeats=2) < 10
+    assert 0 < time_step(model, batch, classification_loss, repeats=2) < 10
     assert any(not torch.equal(a, b) for a, b in zip(before, model.parameters(), strict=True))  # it trained
 
 

@@ -9,8 +9,8 @@ the plain next-token loss over the rest:
 
     loss = mean over scored positions i of  -log p(ids[i + 1] | ids[..i])
 
-:func:`step_cost` measures a training step of any such model: seconds (median of timed steps) and
-bytes by kind: the parameters, the gradients and AdamW's two moments (of the *trainable* weights only,
+:func:`step_cost` measures a step of any such model: seconds (:func:`~fromscratch.training.time_step`)
+and bytes by kind: the parameters, the gradients and AdamW's two moments (of the *trainable* weights only,
 which is where LoRA saves), and the activations autograd keeps for the backward pass
 (:func:`~fromscratch.training.memory.measure_activations`). Shapes: ``b`` batch, ``t`` length, ``V``
 vocabulary.
@@ -21,12 +21,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import torch
 from torch import Tensor, nn
 
 from fromscratch.training.losses import token_cross_entropy
 from fromscratch.training.memory import measure_activations
-from fromscratch.utils import time_call
+from fromscratch.training.timing import time_step
 
 
 def assistant_loss(model: nn.Module, batch: dict[str, Tensor]) -> Tensor:
@@ -68,15 +67,9 @@ def step_cost(
     trainable = [p for p in model.parameters() if p.requires_grad]
     if not trainable:
         raise ValueError("The model has no trainable parameters; nothing to fine-tune.")
-    optimizer = torch.optim.AdamW(trainable, lr=lr)
-    model.train()
-
-    def step() -> None:
-        optimizer.zero_grad(set_to_none=True)
-        loss_fn(model, batch).backward()
-        optimizer.step()
-
-    seconds = time_call(step, repeats=repeats, warmup=1, statistic="median")
+    device = trainable[0].device
+    seconds = time_step(model, batch, loss_fn, device=device, repeats=repeats, lr=lr)  # fp32, AdamW
+    model.train()  # the activations a training step keeps (dropout on)
     saved = measure_activations(model, lambda: loss_fn(model, batch))
     size = {p.data_ptr(): p.numel() * p.element_size() for p in model.parameters()}  # a tied matrix once
     n_trainable = sum(p.numel() for p in trainable)

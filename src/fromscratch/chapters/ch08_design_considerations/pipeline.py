@@ -20,10 +20,12 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
-from fromscratch.chapters.ch08_design_considerations.step_times import random_batch, step_seconds
+from fromscratch.chapters.ch08_design_considerations.step_times import random_batch
 from fromscratch.data.synthetic import Task
 from fromscratch.metrics import accuracy
 from fromscratch.models.sequence_classifier import SequenceClassifier, SequenceClassifierConfig
+from fromscratch.training import time_step
+from fromscratch.training.losses import classification_loss
 from fromscratch.utils import evaluating
 
 
@@ -49,7 +51,7 @@ def step_time_table(
         torch.manual_seed(0)
         model = SequenceClassifier(config, max_len=max(t, config.max_len))
         tokens = random_batch(batch, t, config.vocab_size, num_classes=config.num_classes)
-        table[name].append(step_seconds(model, tokens, repeats=repeats, device=device))
+        table[name].append(time_step(model, tokens, classification_loss, device=device, repeats=repeats))
     return table
 
 
