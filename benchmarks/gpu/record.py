@@ -57,8 +57,9 @@ def install(path: str | Path, chapter: str, *, only: bool) -> None:
 
 
 def recording(train: Callable, path: Path, chapter: str, *, only: bool, cells_before: int = 0) -> Callable:
-    """``train`` that appends what it trains to ``path`` (see the module's docstring); the chapter's
-    cell is IPython's execution count less ``cells_before``."""
+    """``train`` that appends what it trains to ``path`` (see the module's docstring). The entry's
+    ``cell`` is the chapter's code cell, from 1 (Jupyter's ``In [n]``): IPython's execution count less
+    ``cells_before``, the count while the installing cell ran (None outside IPython)."""
 
     @functools.wraps(train)
     def recording_train(model, batches, loss_fn, config, *, device="cpu", evaluate=None):
