@@ -79,7 +79,7 @@ def chapter_batch(data, tokenizer, size) -> dict[str, torch.Tensor]:
     ]
     train_set, _ = split(examples, size.sft_held_out, seed=0)
     pad = tokenizer.special["<|im_end|>"]
-    batches = ChatBatches(tokenizer, train_set, size.batch_size, pad_id=pad, max_len=size.max_tokens)
+    batches = ChatBatches(tokenizer, train_set, size.batch_size, pad_id=pad, context=size.max_tokens)
     return batches.batch(list(range(size.cost_batch)))
 
 

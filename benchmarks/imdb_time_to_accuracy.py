@@ -95,7 +95,7 @@ def main() -> None:
     start = time.perf_counter()
     train_set, test_set, vocab = load_imdb(
         run.vocab_words,
-        run.model.max_len,
+        run.model.context,
         train_reviews=run.train_reviews,
         test_reviews=run.test_reviews,
         seed=0 if args.seeds else args.seed,  # with --seeds: the chapter's reviews for every seed

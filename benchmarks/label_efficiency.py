@@ -151,7 +151,7 @@ def main() -> None:
     print(f"load average at start: {load()}; {args.threads} threads, device {device.type}", flush=True)
     print(
         f"held equal: steps = max({run.min_steps}, {run.finetune.epochs:g} epochs of N), batch {run.batch}, "
-        f"max length {run.max_len} tokens (head+tail), warm-up {run.warmup:.0%} then linear decay, AdamW wd "
+        f"max length {run.context} tokens (head+tail), warm-up {run.warmup:.0%} then linear decay, AdamW wd "
         f"{run.finetune.weight_decay}, dropout {run.dropout}, {run.pooling} pooling; lr per init from "
         f"{dict(run.lrs)} on {run.val_reviews} held-out training reviews at N={run.lr_labels}, seed 0",
         flush=True,
@@ -180,10 +180,10 @@ def main() -> None:
         encoders["ours"] = model.encoder
     if "minilm" in args.inits:
         encoders["minilm"], tokenizer = minilm_encoder(run.dropout)
-        prepare["minilm"] = lambda r: wordpiece_reviews(r, tokenizer, run.max_len)
+        prepare["minilm"] = lambda r: wordpiece_reviews(r, tokenizer, run.context)
 
     def ready(init: str, reviews):
-        return prepare.get(init, lambda r: word_reviews(r, run.max_len))(reviews)
+        return prepare.get(init, lambda r: word_reviews(r, run.context))(reviews)
 
     def one_run(init: str, n: int, seed: int, lr: float):
         encoder = fresh_encoder(

@@ -51,7 +51,7 @@ from fromscratch.utils import count_parameters, loglog_slope
 
 
 def timing(run, device: torch.device) -> None:
-    configs = run.configs(vocab_size=run.timing_vocab, max_len=max(run.timing_lengths))
+    configs = run.configs(vocab_size=run.timing_vocab, context=max(run.timing_lengths))
     del configs["bag"]  # nothing to time: it never mixes positions
     for name, config in configs.items():
         print(f"  {name}: {config}")
@@ -120,7 +120,7 @@ def imdb_data(run, seed: int):
     train_set, valid_set = train_set.hold_out(run.imdb_valid_reviews)
     print(
         f"data: {len(train_set):,} training, {len(valid_set):,} validation, {len(test_set):,} test "
-        f"reviews, vocabulary {len(vocab):,}, max_len {run.imdb_max_len}: "
+        f"reviews, vocabulary {len(vocab):,}, context {run.imdb_max_len}: "
         f"{time.perf_counter() - start:.1f} s"
     )
     return train_set, valid_set, test_set, vocab
@@ -128,7 +128,7 @@ def imdb_data(run, seed: int):
 
 def imdb(run, device: torch.device, seed: int) -> None:
     train_set, valid_set, test_set, vocab = imdb_data(run, seed)
-    configs = run.configs(vocab_size=len(vocab), max_len=run.imdb_max_len)
+    configs = run.configs(vocab_size=len(vocab), context=run.imdb_max_len)
     for name, config in configs.items():
         print(f"  {name}: {config}")
     config = replace(run.imdb_train, progress=False)
@@ -185,7 +185,7 @@ def race(
     model at its rate from every seed (initial weights and batch order; the reviews stay those of
     ``seed``) and prints the mean, the spread and every seed's validation and test accuracy."""
     train_set, valid_set, test_set, vocab = imdb_data(run, seed)
-    configs = run.configs(vocab_size=len(vocab), max_len=run.imdb_max_len)
+    configs = run.configs(vocab_size=len(vocab), context=run.imdb_max_len)
 
     def accuracy(model, reviews):
         batches = ReviewBatches(reviews, 4 * run.imdb_batch, shuffle=False)

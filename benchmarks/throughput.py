@@ -82,7 +82,7 @@ def build(setting: Setting, device: torch.device, precision: str = "fp32"):
             emb=setting.emb,
             heads=setting.heads,
             depth=setting.depth,
-            max_len=setting.length,
+            context=setting.length,
         ).to(device)
         labels = torch.randint(0, 2, (setting.batch,), generator=gen).to(device)
         mask = torch.ones_like(tokens, dtype=torch.bool)

@@ -18,7 +18,7 @@ V = 30
 @pytest.fixture
 def model():
     torch.manual_seed(1)
-    sizes = dict(emb=16, heads=2, encoder_depth=1, decoder_depth=1, ff_mult=2, dropout=0.0, max_len=40)
+    sizes = dict(emb=16, heads=2, encoder_depth=1, decoder_depth=1, ff_mult=2, dropout=0.0, context=40)
     return EncoderDecoder(src_vocab_size=V, tgt_vocab_size=V, **sizes).eval()
 
 
@@ -86,7 +86,7 @@ def test_block_repeats_forbids_a_second_copy_of_an_ngram():
 
 def test_decoding_works_for_the_rnn_baselines():
     torch.manual_seed(0)
-    rnn = RNNSeq2Seq(vocab_size=V, emb=8, hidden=8, attention=True, dropout=0.0, max_len=40).eval()
+    rnn = RNNSeq2Seq(vocab_size=V, emb=8, hidden=8, attention=True, dropout=0.0, context=40).eval()
     src, mask = source()
     assert beam_search(rnn, src, mask, beam_size=1, max_len_b=6) == greedy_search(rnn, src, mask, max_len_b=6)
     assert len(beam_search(rnn, src, mask, beam_size=3, max_len_b=6)) == 4
@@ -96,12 +96,12 @@ def test_translate_empty_unknown_and_too_long_input():
     tokenizer = train_tokenizer(["a cat danced", "eine Katze tanzte", "the dog ran"] * 5, vocab_size=300)
     torch.manual_seed(0)
     n = tokenizer.get_vocab_size()
-    sizes = dict(emb=16, heads=2, encoder_depth=1, decoder_depth=1, dropout=0.0, max_len=12)
+    sizes = dict(emb=16, heads=2, encoder_depth=1, decoder_depth=1, dropout=0.0, context=12)
     model = EncoderDecoder(src_vocab_size=n, tgt_vocab_size=n, **sizes).eval()
     assert translate(model, tokenizer, "") == ""
     out = translate(model, tokenizer, ["", "the cat danced", "ü 🐱 ✓"], beam_size=2)
     assert len(out) == 3 and out[0] == "" and all(isinstance(s, str) for s in out)
-    with pytest.raises(ValueError, match="max_len=12"):
+    with pytest.raises(ValueError, match="context=12"):
         translate(model, tokenizer, "the cat danced " * 10)
 
 
@@ -116,7 +116,7 @@ def test_cached_steps_equal_decoding_the_whole_prefix_even_after_reordering(mode
     if kind != "transformer":
         torch.manual_seed(2)
         model = RNNSeq2Seq(
-            vocab_size=V, emb=8, hidden=12, attention=kind == "rnn_attention", max_len=40
+            vocab_size=V, emb=8, hidden=12, attention=kind == "rnn_attention", context=40
         ).eval()
     src, mask = source()
     g = torch.Generator().manual_seed(3)

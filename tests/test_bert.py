@@ -60,7 +60,7 @@ def test_minilm_equals_hf_on_the_mirrored_weights(hf_minilm):
 
 def test_a_state_dict_for_another_config_lists_the_keys():
     state = hf_bert().state_dict()
-    ours = BertEncoder(vocab_size=97, emb=24, heads=3, depth=3, max_len=16, dropout=0.0)
+    ours = BertEncoder(vocab_size=97, emb=24, heads=3, depth=3, context=16, dropout=0.0)
     with pytest.raises(StateDictMismatch) as error:
         load_state(ours, state, bert_table(3), ignored=r"^pooler\.")
     message = str(error.value)
@@ -68,17 +68,17 @@ def test_a_state_dict_for_another_config_lists_the_keys():
     assert "embeddings.position_embeddings.weight (32, 24)" in message  # wrong shape: 32 positions, not 16
     state["stray.weight"] = torch.zeros(1)
     with pytest.raises(StateDictMismatch, match="unexpected .*stray.weight"):
-        load_state(BertEncoder(vocab_size=97, emb=24, heads=3, depth=2, max_len=32), state, bert_table(2))
+        load_state(BertEncoder(vocab_size=97, emb=24, heads=3, depth=2, context=32), state, bert_table(2))
 
 
 def test_too_long_input_raises():
-    model = BertEncoder(vocab_size=10, emb=8, heads=2, depth=1, max_len=4)
+    model = BertEncoder(vocab_size=10, emb=8, heads=2, depth=1, context=4)
     with pytest.raises(ValueError, match="context=4"):
         model(torch.zeros(1, 5, dtype=torch.long))
 
 
 def test_heads_shapes_and_tied_weights():
-    model = BertForPretraining(vocab_size=50, emb=16, heads=2, depth=1, max_len=8, dropout=0.0)
+    model = BertForPretraining(vocab_size=50, emb=16, heads=2, depth=1, context=8, dropout=0.0)
     assert model.mlm.to_logits.weight is model.encoder.token_embedding.weight
     ids = torch.randint(0, 50, (2, 8))
     assert model(ids).shape == (2, 8, 50)

@@ -135,7 +135,7 @@ def test_encoding_has_no_parameters_and_is_not_saved():
 @pytest.mark.parametrize("positions", ["learned", "sinusoidal", None])
 def test_stack_shapes_and_positions(positions):
     torch.manual_seed(3)
-    stack = TransformerStack(vocab_size=20, emb=16, heads=4, depth=2, max_len=12, positions=positions).eval()
+    stack = TransformerStack(vocab_size=20, emb=16, heads=4, depth=2, context=12, positions=positions).eval()
     tokens = torch.randint(0, 20, (2, 9))
     weights = []
     out = stack(tokens, attention=weights)
@@ -149,18 +149,18 @@ def test_stack_shapes_and_positions(positions):
     with pytest.raises(ValueError, match="context=12"):
         stack(torch.zeros(1, 13, dtype=torch.long))
     with pytest.raises(ValueError, match="positions must be"):
-        TransformerStack(vocab_size=20, emb=16, heads=4, depth=2, max_len=12, positions="rotary")
+        TransformerStack(vocab_size=20, emb=16, heads=4, depth=2, context=12, positions="rotary")
 
 
 def test_pre_norm_stack_ends_with_a_norm():
-    sizes = dict(vocab_size=20, emb=16, heads=4, depth=1, max_len=8)
+    sizes = dict(vocab_size=20, emb=16, heads=4, depth=1, context=8)
     assert isinstance(TransformerStack(**sizes, norm="pre").final_norm, nn.LayerNorm)
     assert isinstance(TransformerStack(**sizes).final_norm, nn.Identity)
 
 
 def test_stack_passes_both_masks_to_every_block():
     torch.manual_seed(6)
-    stack = TransformerStack(vocab_size=20, emb=16, heads=4, depth=2, max_len=8).eval()
+    stack = TransformerStack(vocab_size=20, emb=16, heads=4, depth=2, context=8).eval()
     tokens = torch.randint(0, 20, (2, 6))
     mask = torch.tensor([[True] * 6, [True] * 4 + [False] * 2])
     pattern = torch.ones(6, 6, dtype=torch.bool).tril()

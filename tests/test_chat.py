@@ -114,7 +114,7 @@ def test_labels_score_the_next_token_where_it_is_the_assistants(tokenizer):
 
 def test_chat_batches_pad_at_the_end_and_the_loss_skips_everything_else(tokenizer):
     examples = arithmetic_examples(3, seed=0) + spelling_examples(["movie", "actor"], 2, seed=0)
-    batches = ChatBatches(tokenizer, examples, 2, pad_id=0, max_len=512)
+    batches = ChatBatches(tokenizer, examples, 2, pad_id=0, context=512)
     batch = batches.batch([0, 3])
     assert batch["ids"].shape == batch["labels"].shape and batch["lengths"].max() == batch["ids"].size(1)
     assert len(list(batches)) == len(batches) == 3
@@ -124,5 +124,5 @@ def test_chat_batches_pad_at_the_end_and_the_loss_skips_everything_else(tokenize
     scored = batch["labels"] != IGNORE
     by_hand = F.cross_entropy(logits[scored], batch["labels"][scored])
     assert torch.allclose(assistant_loss(model, batch), by_hand)
-    with pytest.raises(ValueError, match="max_len"):
-        ChatBatches(tokenizer, examples, 2, pad_id=0, max_len=10)
+    with pytest.raises(ValueError, match="context"):
+        ChatBatches(tokenizer, examples, 2, pad_id=0, context=10)

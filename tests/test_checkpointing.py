@@ -59,7 +59,7 @@ def test_checkpointing_saves_less():
 
 
 def test_classifier_takes_the_option_and_eval_mode_does_not_checkpoint():
-    model = Classifier(vocab_size=50, emb=16, heads=2, depth=2, max_len=8, checkpoint=True)
+    model = Classifier(vocab_size=50, emb=16, heads=2, depth=2, context=8, checkpoint=True)
     assert model.stack.checkpoint
     model.eval()
     tokens = torch.randint(1, 50, (2, 8))

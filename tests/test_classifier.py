@@ -14,7 +14,7 @@ from fromscratch.training.losses import classification_loss
 TOL = dict(atol=1e-5, rtol=1e-4)
 
 
-SMALL = ClassifierConfig(vocab_size=50, num_classes=3, emb=16, heads=4, depth=2, max_len=12)
+SMALL = ClassifierConfig(vocab_size=50, num_classes=3, emb=16, heads=4, depth=2, context=12)
 
 
 def small(pooling="mean", positions="learned", **kwargs):
@@ -65,14 +65,14 @@ def test_cls_pooling_reads_position_zero():
 
 def test_config_and_keyword_fields():
     assert ClassifierConfig() == ClassifierConfig(
-        vocab_size=50_003, num_classes=2, emb=128, heads=8, depth=6, max_len=512
+        vocab_size=50_003, num_classes=2, emb=128, heads=8, depth=6, context=512
     )  # the blog's model
     model = Classifier(SMALL, depth=1, pooling="cls")
     assert model.config == ClassifierConfig(
-        vocab_size=50, num_classes=3, emb=16, heads=4, depth=1, max_len=12, pooling="cls"
+        vocab_size=50, num_classes=3, emb=16, heads=4, depth=1, context=12, pooling="cls"
     )
     assert len(model.stack.blocks) == 1 and model.to_logits.out_features == 3
-    same = Classifier(vocab_size=50, num_classes=3, emb=16, heads=4, depth=1, max_len=12, pooling="cls")
+    same = Classifier(vocab_size=50, num_classes=3, emb=16, heads=4, depth=1, context=12, pooling="cls")
     assert same.config == model.config
 
 
@@ -114,7 +114,7 @@ def test_learns_a_toy_task_with_the_training_loop():
         for i in range(0, 512, 64)
     ]
     torch.manual_seed(0)
-    model = Classifier(vocab_size=20, num_classes=2, emb=16, heads=2, depth=1, max_len=10)
+    model = Classifier(vocab_size=20, num_classes=2, emb=16, heads=2, depth=1, context=10)
     train(
         model, batches, classification_loss, TrainConfig(steps=40, lr=1e-2, warmup_steps=10, progress=False)
     )

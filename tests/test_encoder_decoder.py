@@ -20,7 +20,7 @@ from fromscratch.models.encoder_decoder import Attention
 from fromscratch.models.pool_dropout import PoolDropout
 from fromscratch.utils import evaluating
 
-SIZES = dict(emb=16, heads=4, encoder_depth=2, decoder_depth=2, ff_mult=2, dropout=0.0, max_len=20)
+SIZES = dict(emb=16, heads=4, encoder_depth=2, decoder_depth=2, ff_mult=2, dropout=0.0, context=20)
 SMALL = EncoderDecoderConfig(src_vocab_size=50, tgt_vocab_size=50, **SIZES)
 
 
@@ -208,7 +208,7 @@ def test_pool_dropout_keeps_the_expected_value_and_is_off_in_eval():
 @pytest.mark.parametrize("attention", [False, True])
 def test_rnn_seq2seq_shapes_alignment_and_padding(attention):
     torch.manual_seed(0)
-    model = RNNSeq2Seq(vocab_size=50, emb=8, hidden=12, attention=attention, dropout=0.0, max_len=20).eval()
+    model = RNNSeq2Seq(vocab_size=50, emb=8, hidden=12, attention=attention, dropout=0.0, context=20).eval()
     src, tgt, src_mask, _ = batch()
     weights = []
     logits = model(src, tgt, src_mask, attention=weights)

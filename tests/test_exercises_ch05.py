@@ -39,9 +39,9 @@ def test_check_layer_norm(capsys):
 
 
 def test_check_sinusoids(capsys):
-    def loops(max_len, emb):
-        table = torch.zeros(max_len, emb)
-        for p in range(max_len):
+    def loops(context, emb):
+        table = torch.zeros(context, emb)
+        for p in range(context):
             for i in range(emb // 2):
                 angle = p / 10_000 ** (2 * i / emb)
                 table[p, 2 * i], table[p, 2 * i + 1] = math.sin(angle), math.cos(angle)
@@ -50,12 +50,12 @@ def test_check_sinusoids(capsys):
     assert ch05.check_sinusoids(loops) is True
     assert "✓" in capsys.readouterr().out
 
-    def swapped(max_len, emb):  # cos in the even dimensions, sin in the odd ones
-        return loops(max_len, emb).view(max_len, emb // 2, 2).flip(-1).reshape(max_len, emb)
+    def swapped(context, emb):  # cos in the even dimensions, sin in the odd ones
+        return loops(context, emb).view(context, emb // 2, 2).flip(-1).reshape(context, emb)
 
     assert ch05.check_sinusoids(swapped) is False
     assert "✗ swapped differs" in capsys.readouterr().out
-    assert ch05.check_sinusoids(lambda max_len, emb: torch.zeros(max_len, emb + 1)) is False
+    assert ch05.check_sinusoids(lambda context, emb: torch.zeros(context, emb + 1)) is False
     assert "expected shape (10, 8), got (10, 9)" in capsys.readouterr().out
     assert ch05.check_sinusoids(stub) is None
     assert "not attempted yet" in capsys.readouterr().out

@@ -115,10 +115,10 @@ def test_attention_and_blocks(goldens, name):
 
 SMALL = dict(vocab_size=V, emb=8, heads=2, depth=2, ff_mult=2)
 EARLY = {
-    "classifier_mean": lambda: Classifier(**SMALL, max_len=T),
-    "classifier_cls": lambda: Classifier(**SMALL, max_len=T, pooling="cls", norm="pre"),
-    "classifier_sinusoidal": lambda: Classifier(**SMALL, max_len=T, positions="sinusoidal"),
-    "classifier_nopos": lambda: Classifier(**SMALL, max_len=T, positions=None, pad_id=None),
+    "classifier_mean": lambda: Classifier(**SMALL, context=T),
+    "classifier_cls": lambda: Classifier(**SMALL, context=T, pooling="cls", norm="pre"),
+    "classifier_sinusoidal": lambda: Classifier(**SMALL, context=T, positions="sinusoidal"),
+    "classifier_nopos": lambda: Classifier(**SMALL, context=T, positions=None, pad_id=None),
     "generator": lambda: Generator(**SMALL, context=T),
     "generator_pre": lambda: Generator(**SMALL, context=T, norm="pre"),
     "generator_unmasked": lambda: Generator(**SMALL, context=T, causal=False),
@@ -145,7 +145,7 @@ def test_classifier_and_generator(goldens, name):
 @torch.no_grad()
 def test_sequence_classifier(goldens):
     case = goldens["early"]["sequence_transformer"]
-    model = loaded(SequenceClassifier(**SMALL, max_len=T, encoder="transformer"), case["state"])
+    model = loaded(SequenceClassifier(**SMALL, context=T, encoder="transformer"), case["state"])
     ids, pad = case["inputs"]["ids"], case["inputs"]["pad"]
     same(model(ids), case["outputs"]["logits"])
     same(model(ids, padding_mask=pad), case["outputs"]["padded"])
@@ -238,7 +238,7 @@ def test_gpt2_and_llama(goldens, name):
     same(weights, out["weights"])
 
 
-BERT = dict(vocab_size=V, emb=8, heads=2, depth=2, ff_mult=2, max_len=8, dropout=0.0)
+BERT = dict(vocab_size=V, emb=8, heads=2, depth=2, ff_mult=2, context=8, dropout=0.0)
 
 
 @torch.no_grad()
@@ -275,7 +275,7 @@ ENCODER_DECODERS = {
 def test_encoder_decoder(goldens, name):
     case = goldens["translation"][name]
     fields = ENCODER_DECODERS[name]
-    model = loaded(EncoderDecoder(**TRANSLATION, ff_mult=2, dropout=0.0, max_len=8, **fields), case["state"])
+    model = loaded(EncoderDecoder(**TRANSLATION, ff_mult=2, dropout=0.0, context=8, **fields), case["state"])
     src, tgt, src_pad = case["inputs"].values()
     out = case["outputs"]
     same(model(src, tgt, src_pad), out["logits"])
@@ -291,7 +291,7 @@ def test_encoder_decoder(goldens, name):
 @torch.no_grad()
 def test_rnn_alignment(goldens):
     case = goldens["translation"]["rnn_attention"]
-    model = loaded(RNNSeq2Seq(vocab_size=V, emb=8, hidden=8, max_len=8), case["state"])
+    model = loaded(RNNSeq2Seq(vocab_size=V, emb=8, hidden=8, context=8), case["state"])
     src, tgt, src_pad = case["inputs"].values()
     same(model(src, tgt, src_pad), case["outputs"]["logits"])
     logits, weights = with_weights(model, src, tgt, src_pad)

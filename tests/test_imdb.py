@@ -120,7 +120,7 @@ def test_bucketed_batches_without_shuffle_are_sorted_by_length():
 
 # --- loading the tiny archive ----------------------------------------------------------------------
 def test_loads_the_archive_with_a_training_only_vocabulary(tiny):
-    train, test, vocab = load_imdb(vocab_size=100, max_len=5, dataset=tiny)
+    train, test, vocab = load_imdb(vocab_size=100, context=5, dataset=tiny)
     assert len(train) == 8 and len(test) == 4
     assert "wonderful" not in vocab.stoi  # a word seen only in the test split
     assert vocab.itos[3:6] == [".", "great", "it"]  # most frequent first; "great" and "it" tie (5 each)
@@ -129,47 +129,47 @@ def test_loads_the_archive_with_a_training_only_vocabulary(tiny):
     assert train.ratings.tolist() == [2] * 4 + [9] * 4
     assert test.text(2) == REVIEWS["test", "pos"][0]
     first_pos = tokenize(REVIEWS["train", "pos"][0])  # a great film ! great acting .
-    assert vocab.decode(train.ids[4]) == first_pos[:5]  # truncated to max_len
+    assert vocab.decode(train.ids[4]) == first_pos[:5]  # truncated to context
     assert train.lengths[4] == len(first_pos)
     assert vocab.decode(test.ids[2]) == ["a", "<unk>", ",", "great", "film"]
 
 
 def test_small_vocabulary_maps_the_rest_to_unk(tiny):
-    train, _, vocab = load_imdb(vocab_size=2, max_len=50, dataset=tiny)
+    train, _, vocab = load_imdb(vocab_size=2, context=50, dataset=tiny)
     assert vocab.itos == ["<pad>", "<unk>", "<cls>", ".", "great"]
     assert set(torch.cat(train.ids).tolist()) <= {UNK, 3, 4}
 
 
 def test_the_full_split_is_cached_atomically_and_subsets_agree(tiny, tmp_path):
     with_cache_missing = load_imdb(
-        vocab_size=50, max_len=8, train_reviews=4, test_reviews=2, seed=3, dataset=tiny
+        vocab_size=50, context=8, train_reviews=4, test_reviews=2, seed=3, dataset=tiny
     )
     cache = tmp_path / "cache" / "tokens"
     assert not cache.exists()  # a subset reads only its own files
-    load_imdb(vocab_size=50, max_len=8, dataset=tiny)
+    load_imdb(vocab_size=50, context=8, dataset=tiny)
     assert sorted(p.name for p in cache.iterdir()) == [
         f"aclImdb-tiny-test-v{CACHE_VERSION}.npz",
         f"aclImdb-tiny-train-v{CACHE_VERSION}.npz",
     ]
-    from_cache = load_imdb(vocab_size=50, max_len=8, train_reviews=4, test_reviews=2, seed=3, dataset=tiny)
+    from_cache = load_imdb(vocab_size=50, context=8, train_reviews=4, test_reviews=2, seed=3, dataset=tiny)
     for a, b in zip(with_cache_missing[:2], from_cache[:2], strict=True):
         assert a.names == b.names and all(torch.equal(x, y) for x, y in zip(a.ids, b.ids, strict=True))
     assert with_cache_missing.vocab.itos == from_cache.vocab.itos
     train = from_cache.train
     assert train.labels.sum() == 2 and len(train) == 4  # balanced
-    other = load_imdb(vocab_size=50, max_len=8, train_reviews=4, test_reviews=2, seed=4, dataset=tiny).train
+    other = load_imdb(vocab_size=50, context=8, train_reviews=4, test_reviews=2, seed=4, dataset=tiny).train
     assert other.names != train.names  # the seed picks the subset
     with pytest.raises(ValueError, match="choose 1..8"):
-        load_imdb(vocab_size=50, max_len=8, train_reviews=9, dataset=tiny)
+        load_imdb(vocab_size=50, context=8, train_reviews=9, dataset=tiny)
 
 
 def test_missing_archive_says_how_to_get_it(empty_data_env):
     with pytest.raises(DataError, match="FROMSCRATCH_MIRROR"):
-        load_imdb(vocab_size=10, max_len=5, dataset=TINY)
+        load_imdb(vocab_size=10, context=5, dataset=TINY)
 
 
 # --- batches ---------------------------------------------------------------------------------------
-def fake_reviews(lengths, max_len=40):
+def fake_reviews(lengths, context=40):
     ids = [torch.arange(3, 3 + n) for n in lengths]
     n = len(lengths)
     return Reviews(
@@ -179,7 +179,7 @@ def fake_reviews(lengths, max_len=40):
         ratings=torch.ones(n, dtype=torch.long),
         lengths=torch.tensor(lengths),
         names=[f"pos/{i}_1.txt" for i in range(n)],
-        max_len=max_len,
+        context=context,
         root=Path("."),
     )
 
@@ -214,7 +214,7 @@ def test_batch_order_is_random_but_seeded():
 
 
 def test_evaluation_batches_are_sorted_and_cls_is_prepended():
-    reviews = fake_reviews([5, 2, 40, 3], max_len=40)
+    reviews = fake_reviews([5, 2, 40, 3], context=40)
     batches = list(ReviewBatches(reviews, 2, shuffle=False, cls=True))
     assert [b["index"].tolist() for b in batches] == [[1, 3], [0, 2]]
     tokens = batches[1]["tokens"]
@@ -224,7 +224,7 @@ def test_evaluation_batches_are_sorted_and_cls_is_prepended():
 
 # --- the real archive ------------------------------------------------------------------------------
 def test_real_imdb_subset(mirror):
-    train, test, vocab = load_imdb(vocab_size=1000, max_len=64, train_reviews=200, test_reviews=100)
+    train, test, vocab = load_imdb(vocab_size=1000, context=64, train_reviews=200, test_reviews=100)
     assert len(train) == 200 and len(test) == 100 and len(vocab) == 1003
     assert train.labels.sum() == 100 and test.labels.sum() == 50
     assert (train.ratings[train.labels == 1] >= 7).all() and (train.ratings[train.labels == 0] <= 4).all()

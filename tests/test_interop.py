@@ -202,7 +202,7 @@ def test_stack_matches_bert_encoder():
     bert = hf().models.bert.modeling_bert
     torch.manual_seed(6)
     encoder = bert.BertEncoder(bert_config(layers=2)).eval()
-    stack = TransformerStack(vocab_size=30, emb=16, heads=4, depth=2, max_len=10).eval()
+    stack = TransformerStack(vocab_size=30, emb=16, heads=4, depth=2, context=10).eval()
     stack.blocks = nn.ModuleList(interop.from_bert_layer(layer) for layer in encoder.layer)
     tokens = torch.randint(1, 30, (3, 7))
     _, mask = padded_batch()

@@ -65,9 +65,9 @@ def test_masked_lm_eval_scores_every_chosen_position_or_only_the_mask_ones():
     from fromscratch.models.bert import BertConfig, BertForPretraining
 
     torch.manual_seed(0)
-    model = BertForPretraining(BertConfig(vocab_size=12, emb=16, heads=2, depth=1, max_len=16, dropout=0.0))
+    model = BertForPretraining(BertConfig(vocab_size=12, emb=16, heads=2, depth=1, context=16, dropout=0.0))
     seqs = [torch.randint(3, 11, (12,)) for _ in range(40)]
-    batches = MaskedBatches(seqs, 8, mask_id=11, vocab_size=11, max_len=16, rate=0.5, seed=0)
+    batches = MaskedBatches(seqs, 8, mask_id=11, vocab_size=11, context=16, rate=0.5, seed=0)
     chosen = masked_lm_eval(model, batches)
     masked = masked_lm_eval(model, batches, positions="masked")
     assert masked > 0 and chosen > 0 and masked != chosen

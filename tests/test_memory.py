@@ -57,7 +57,7 @@ def test_generator_estimate_within_15_percent_of_measurement(config, precision, 
 @pytest.mark.parametrize("attention", ["fast", "teaching"])
 def test_classifier_estimate_within_15_percent_of_measurement(pad_id, attention):
     config = ClassifierConfig(
-        vocab_size=100, emb=32, heads=4, depth=2, max_len=40, dropout=0.1, pad_id=pad_id
+        vocab_size=100, emb=32, heads=4, depth=2, context=40, dropout=0.1, pad_id=pad_id
     )
     torch.manual_seed(0)
     model = Classifier(config)

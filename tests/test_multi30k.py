@@ -181,7 +181,7 @@ def test_collate_shifts_targets_for_teacher_forcing():
 
 def test_translation_loss_ignores_padding_and_smooths_labels():
     torch.manual_seed(0)
-    sizes = dict(emb=8, heads=2, encoder_depth=1, decoder_depth=1, dropout=0.0, max_len=10)
+    sizes = dict(emb=8, heads=2, encoder_depth=1, decoder_depth=1, dropout=0.0, context=10)
     model = EncoderDecoder(src_vocab_size=20, tgt_vocab_size=20, **sizes)
     batch = two_pairs()
     plain = translation_loss(model, batch, label_smoothing=0.0)

@@ -38,7 +38,7 @@ def test_profiles_grow_from_smoke_to_gpu():
     assert smoke.ch06.model.emb <= cpu.ch06.model.emb <= gpu.ch06.model.emb
     assert smoke.ch07.model.context <= cpu.ch07.model.context <= gpu.ch07.model.context
     classifier, generator = gpu.ch06.model, gpu.ch07.model  # the blog's
-    assert (classifier.depth, classifier.max_len, classifier.emb, classifier.heads) == (6, 512, 128, 8)
+    assert (classifier.depth, classifier.context, classifier.emb, classifier.heads) == (6, 512, 128, 8)
     assert (generator.depth, generator.emb, generator.context, gpu.ch07.batch_size) == (12, 256, 256, 32)
 
 
@@ -84,11 +84,11 @@ def test_modern_runs_hold_bert_and_train_configs():
         assert isinstance(run.bert, BertConfig)
         assert isinstance(run.pretraining, TrainConfig) and isinstance(run.finetuning, TrainConfig)
         assert run.bert.vocab_size == run.vocab_words + len(WORD_SPECIALS) + 1  # [MASK] is the last id
-        assert run.pretraining.steps and run.finetuning.epochs and run.pretrain_len <= run.bert.max_len
-        assert run.pretrain_len == run.bert.max_len  # pretrained at the length it is fine-tuned at
+        assert run.pretraining.steps and run.finetuning.epochs and run.pretrain_len <= run.bert.context
+        assert run.pretrain_len == run.bert.context  # pretrained at the length it is fine-tuned at
         assert 0 < run.mask_rate < 1
     cpu = profiles.get_profile("cpu").ch10  # the sizes 10.6's measured numbers were taken with
-    assert (cpu.bert.emb, cpu.bert.heads, cpu.bert.depth, cpu.bert.max_len) == (64, 4, 2, 128)
+    assert (cpu.bert.emb, cpu.bert.heads, cpu.bert.depth, cpu.bert.context) == (64, 4, 2, 128)
     assert (cpu.pretraining.steps, cpu.pretraining.lr, cpu.mask_rate, cpu.finetuning.lr) == (
         12_000,
         5e-3,
@@ -109,7 +109,7 @@ def test_translation_run_holds_its_models_and_training_configs():
         assert isinstance(run.model, EncoderDecoderConfig) and isinstance(run.rnn, RNNSeq2SeqConfig)
         assert isinstance(run.train, TrainConfig) and isinstance(run.rnn_train, TrainConfig)
         assert run.model.src_vocab_size == run.model.tgt_vocab_size == run.rnn.vocab_size == run.vocab_size
-        assert run.model.max_len == run.rnn.max_len == run.max_len
+        assert run.model.context == run.rnn.context == run.context
         assert not run.rnn.attention and run.rnn_attention == replace(run.rnn, attention=True)
         assert run.train.minutes and run.rnn_train.minutes  # time budgets; the lr decays to 0 at their end
         # the checkpoint's name follows every setting that shapes the weights, and nothing else

@@ -83,10 +83,10 @@ def test_contributions_mixed_and_one_sided():
 
 @pytest.mark.parametrize("cut", [0, 1, 3])
 def test_truncation(cut):
-    max_len = GPU.model.max_len
-    lengths = torch.tensor([max_len + 1] * cut + [max_len] * (3 - cut))  # 3 reviews, `cut` too long
-    text = prose.truncation(lengths, max_len)
-    assert f"`max_len` = {max_len}" in text and ("None of these 3" in text) == (cut == 0)
+    context = GPU.model.context
+    lengths = torch.tensor([context + 1] * cut + [context] * (3 - cut))  # 3 reviews, `cut` too long
+    text = prose.truncation(lengths, context)
+    assert f"`context` = {context}" in text and ("None of these 3" in text) == (cut == 0)
     assert f"{cut} {'was' if cut == 1 else 'were'} longer" in text or cut == 0
     assert_reads(text)
 

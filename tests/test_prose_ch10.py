@@ -83,7 +83,7 @@ def test_pretrained_vs_control_reads(pretrained):
     assert verdict[pretrained] in text
     assert f"{quoted('06', 'bag_accuracy'):.1%}" in text  # chapter 06's number, from its results.json
     cpu = get_profile("cpu").ch06
-    assert f"reading {cpu.model.max_len:,} words" in text and f"these read {GPU.bert.max_len:,}" in text
+    assert f"reading {cpu.model.context:,} words" in text and f"these read {GPU.bert.context:,}" in text
 
 
 def test_pretrained_vs_control_quotes_what_it_is_given():

@@ -17,7 +17,7 @@ BYTES = torch.tensor([[72, 101, 108, 108, 111, 32, 119, 111]])  # b"Hello wo"
 
 def classifier(**options) -> Classifier:
     torch.manual_seed(0)
-    return Classifier(vocab_size=50, num_classes=3, emb=16, heads=4, depth=2, max_len=12, **options).eval()
+    return Classifier(vocab_size=50, num_classes=3, emb=16, heads=4, depth=2, context=12, **options).eval()
 
 
 def generator(**options) -> Generator:

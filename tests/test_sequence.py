@@ -22,7 +22,7 @@ from fromscratch.models import Classifier, SequenceClassifier, hidden_for_budget
 from fromscratch.models.encoders import ENCODERS, ConvEncoder, RecurrentEncoder
 from fromscratch.utils import count_parameters
 
-TINY = dict(vocab_size=20, emb=8, heads=2, depth=2, max_len=16)
+TINY = dict(vocab_size=20, emb=8, heads=2, depth=2, context=16)
 VARIANTS = [  # (encoder, extra fields): every encoder, and the options that change how padding is handled
     ("bag", {}),
     ("rnn", {}),
@@ -81,7 +81,7 @@ def test_rnn_gives_zeros_for_an_all_padding_sequence():
 def test_rnn_takes_a_16_bit_recurrence_as_cuda_autocast_runs_it():
     """On a GPU, autocast runs the GRU in fp16 while the zero states are fp32 (found by the GPU check)."""
     torch.manual_seed(0)
-    rnn = RecurrentEncoder(vocab_size=20, emb=8, max_len=10)
+    rnn = RecurrentEncoder(vocab_size=20, emb=8, context=10)
     tokens = torch.randint(1, 20, (3, 10))
     keep = padding_mask(torch.tensor([10, 6, 3]), 10)
     expected = rnn(tokens, padding_mask=keep)
@@ -138,7 +138,7 @@ def test_transformer_encoder_is_the_chapter_06_classifier():
 
 @pytest.mark.parametrize("encoder", ["rnn", "cnn"])
 def test_hidden_for_budget_is_the_closest_width(encoder):
-    sizes = dict(vocab_size=100, emb=16, heads=2, depth=2, max_len=32)
+    sizes = dict(vocab_size=100, emb=16, heads=2, depth=2, context=32)
     budget = count_parameters(SequenceClassifier(**sizes))  # the transformer's count
     hidden = hidden_for_budget(budget, encoder=encoder, **sizes)
 
@@ -166,7 +166,7 @@ def reached(encoder, t: int, position: int) -> torch.Tensor:
 )
 def test_conv_reach_matches_the_gradients(depth, kernel, dilated):
     torch.manual_seed(0)
-    cnn = ConvEncoder(vocab_size=20, emb=8, max_len=40, depth=depth, kernel=kernel, dilated=dilated)
+    cnn = ConvEncoder(vocab_size=20, emb=8, context=40, depth=depth, kernel=kernel, dilated=dilated)
     t, position = 31, 15
     reach = conv_reach(depth, kernel, dilated=dilated)
     assert reach < position  # the window fits inside the sequence
@@ -179,8 +179,8 @@ def test_conv_reach_matches_the_gradients(depth, kernel, dilated):
 @pytest.mark.parametrize("cell", ["gru", "lstm"])
 def test_rnn_paths_match_the_gradients(cell):
     torch.manual_seed(0)
-    one_way = RecurrentEncoder(vocab_size=20, emb=8, max_len=16, cell=cell)
-    both_ways = RecurrentEncoder(vocab_size=20, emb=8, max_len=16, cell=cell, bidirectional=True)
+    one_way = RecurrentEncoder(vocab_size=20, emb=8, context=16, cell=cell)
+    both_ways = RecurrentEncoder(vocab_size=20, emb=8, context=16, cell=cell, bidirectional=True)
     t = 12
     assert torch.equal(reached(one_way, t, 5), torch.arange(t) <= 5)  # the past only
     assert reached(both_ways, t, 5).all()

@@ -16,7 +16,7 @@ from fromscratch.training import TrainConfig, time_step, train
 from fromscratch.training.losses import classification_loss
 from fromscratch.utils import count_parameters, loglog_slope
 
-TINY = SequenceClassifierConfig(vocab_size=12, emb=16, heads=2, depth=1, max_len=16)
+TINY = SequenceClassifierConfig(vocab_size=12, emb=16, heads=2, depth=1, context=16)
 
 
 def test_budget_configs_give_the_rnn_and_cnn_the_transformers_parameter_count():
@@ -34,13 +34,13 @@ def test_budget_configs_give_the_rnn_and_cnn_the_transformers_parameter_count():
 def test_profiles_size_the_four_models_alike():
     for name in PROFILE_NAMES:
         run = get_profile(name).ch08
-        configs = run.configs(vocab_size=run.task.vocab, max_len=run.task.length)
+        configs = run.configs(vocab_size=run.task.vocab, context=run.task.length)
         with torch.device("meta"):
             counts = {k: count_parameters(SequenceClassifier(c)) for k, c in configs.items()}
         for encoder in ("rnn", "cnn"):
             assert abs(counts[encoder] / counts["transformer"] - 1) < 0.05, (name, counts)
         assert all(d < run.task.length for d in run.task_distances), name
-        assert configs["rnn"].vocab_size == run.task.vocab and configs["cnn"].max_len == run.task.length
+        assert configs["rnn"].vocab_size == run.task.vocab and configs["cnn"].context == run.task.length
         assert run.transformer.vocab_size == run.imdb_vocab_words + 3  # the IMDb models: words + specials
 
 
@@ -93,7 +93,7 @@ def test_match_data_gives_every_model_the_same_sequences_and_batches():
 def test_a_trained_model_beats_chance_on_a_short_distance():
     data = MatchData(length=8, vocab=8, symbols=2, train_size=512, test_size=256, batch=32)
     training, test = data.split(2)
-    configs = budget_configs(replace(TINY, vocab_size=8, max_len=8), encoders=["transformer"])
+    configs = budget_configs(replace(TINY, vocab_size=8, context=8), encoders=["transformer"])
     torch.manual_seed(0)
     model = SequenceClassifier(configs["transformer"])
     chance = task_accuracy(model, test)

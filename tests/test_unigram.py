@@ -44,7 +44,7 @@ def test_one_token_costs_nothing_and_no_mask_is_an_error():
 def test_masked_batches_give_the_word_frequencies():
     # 3,000 copies of "4 4 4 5": the masking chooses real tokens uniformly, so p(4) ~ 3/4
     seqs = [torch.tensor([4, 4, 4, 5])] * 3_000
-    batches = MaskedBatches(seqs, 100, mask_id=6, vocab_size=6, max_len=8, seed=0)
+    batches = MaskedBatches(seqs, 100, mask_id=6, vocab_size=6, context=8, seed=0)
     expected = -(0.75 * math.log(0.75) + 0.25 * math.log(0.25))
     assert unigram_mlm_loss(batches, 7) == pytest.approx(expected, abs=0.02)
     assert masked_token_counts(batches, 7)[2] == 0  # <cls> is never masked

@@ -32,11 +32,11 @@ def test_highlight_tokens_html_and_text():
 
 
 def test_length_histogram_marks_the_cut():
-    ax = length_histogram(torch.tensor([10, 20, 30, 400]), max_len=100, bins=4)
+    ax = length_histogram(torch.tensor([10, 20, 30, 400]), context=100, bins=4)
     assert "25% are cut" in ax.get_legend().get_texts()[0].get_text()
     assert ax.get_xlabel() == "length (tokens)" and ax.get_title() == "4 texts, median 25 tokens"
     assert sum(bar.get_height() for bar in ax.patches) == 4  # every length counted once
-    assert ax.lines[0].get_xdata()[0] == 100  # the cut is marked at max_len
+    assert ax.lines[0].get_xdata()[0] == 100  # the cut is marked at context
     plt.close("all")
 
 

@@ -73,38 +73,38 @@ def check_tokens(tokens: Tensor, context: int, vocab_size: int, past: int = 0) -
     check_length(t, context)
 
 
-def sinusoidal_encoding(max_len: int, emb: int) -> Tensor:
-    """The fixed position vectors of Vaswani et al. (2017): a ``(max_len, e)`` tensor with
+def sinusoidal_encoding(context: int, emb: int) -> Tensor:
+    """The fixed position vectors of Vaswani et al. (2017): a ``(context, e)`` tensor with
 
     ``P[p, 2i] = sin(p / 10000^(2i/e))`` and ``P[p, 2i+1] = cos(p / 10000^(2i/e))``.
     Each pair of dimensions is a clock turning at its own speed, from one turn every 2π positions
     (``i = 0``) down to one turn every 2π·10000^((e-2)/e) positions (the last pair, ``2i = e - 2``;
     just under 2π·10000 for large ``e``).
     """
-    position = torch.arange(max_len, dtype=torch.float32)[:, None]  # (max_len, 1)
+    position = torch.arange(context, dtype=torch.float32)[:, None]  # (context, 1)
     rate = torch.exp(-math.log(10_000.0) * torch.arange(0, emb, 2, dtype=torch.float32) / emb)  # (ceil(e/2),)
-    angle = position * rate  # (max_len, ceil(e/2))
-    table = torch.zeros(max_len, emb)
+    angle = position * rate  # (context, ceil(e/2))
+    table = torch.zeros(context, emb)
     table[:, 0::2] = torch.sin(angle)
     table[:, 1::2] = torch.cos(angle[:, : emb // 2])
-    return table  # (max_len, e)
+    return table  # (context, e)
 
 
 class PositionEmbedding(nn.Module):
     """Learned position vectors (the blog's choice): one trained ``e``-vector per position.
 
     ``forward(x)`` adds the vectors of positions ``0..t-1`` to ``x (b, t, e)``. Positions never seen
-    in training stay at their random initial value, and ``t > max_len`` is an error.
+    in training stay at their random initial value, and ``t > context`` is an error.
     """
 
-    def __init__(self, max_len: int, emb: int) -> None:
+    def __init__(self, context: int, emb: int) -> None:
         super().__init__()
-        self.max_len = max_len
-        self.embedding = nn.Embedding(max_len, emb)
+        self.context = context
+        self.embedding = nn.Embedding(context, emb)
 
     def positions(self, t: int) -> Tensor:
         """The vectors of positions ``0..t-1``: ``(t, e)``."""
-        check_length(t, self.max_len)
+        check_length(t, self.context)
         return self.embedding.weight[:t]  # (t, e)
 
     def forward(self, x: Tensor) -> Tensor:
@@ -114,18 +114,18 @@ class PositionEmbedding(nn.Module):
 class PositionEncoding(nn.Module):
     """Fixed sinusoidal position vectors (:func:`sinusoidal_encoding`); nothing to learn.
 
-    ``forward(x)`` adds the vectors of positions ``0..t-1`` to ``x (b, t, e)``; ``t > max_len`` is
+    ``forward(x)`` adds the vectors of positions ``0..t-1`` to ``x (b, t, e)``; ``t > context`` is
     an error (the formula itself would extend to any length).
     """
 
-    def __init__(self, max_len: int, emb: int) -> None:
+    def __init__(self, context: int, emb: int) -> None:
         super().__init__()
-        self.max_len = max_len
-        self.register_buffer("encoding", sinusoidal_encoding(max_len, emb), persistent=False)  # (max_len, e)
+        self.context = context
+        self.register_buffer("encoding", sinusoidal_encoding(context, emb), persistent=False)  # (context, e)
 
     def positions(self, t: int) -> Tensor:
         """The vectors of positions ``0..t-1``: ``(t, e)``."""
-        check_length(t, self.max_len)
+        check_length(t, self.context)
         return self.encoding[:t]  # (t, e)
 
     def forward(self, x: Tensor) -> Tensor:

@@ -85,7 +85,7 @@ class StackConfig:
     emb: int  # e: embedding width
     heads: int  # h: attention heads per block
     depth: int  # number of blocks
-    max_len: int  # longest input, and the number of position vectors
+    context: int  # longest input, and the number of position vectors
     positions: str | None = "learned"  # "learned" (the blog), "sinusoidal" (Vaswani et al.) or None
     ff_mult: int = 4  # feed-forward hidden width = ff_mult * e
     dropout: float = 0.0  # after the embeddings and each sub-layer
@@ -102,7 +102,7 @@ class TransformerStack(nn.Module):
     """Token embedding + positions + ``depth`` blocks: ids ``(b, t)`` -> vectors ``(b, t, e)`` (ch. 05).
 
     ``TransformerStack(config, **fields)`` or ``TransformerStack(vocab_size=..., emb=..., heads=...,
-    depth=..., max_len=...)``: keyword arguments replace fields of ``config`` (a :class:`StackConfig`).
+    depth=..., context=...)``: keyword arguments replace fields of ``config`` (a :class:`StackConfig`).
     Without positions (``positions=None``) a non-causal stack is permutation equivariant. With
     ``checkpoint=True`` (chapter 12), while training, each block keeps only its input and runs again
     in the backward pass (``torch.utils.checkpoint``): the same gradients, less memory.
@@ -111,12 +111,12 @@ class TransformerStack(nn.Module):
     def __init__(self, config: StackConfig | None = None, **fields) -> None:
         super().__init__()
         self.config = c = replace(config, **fields) if config is not None else StackConfig(**fields)
-        self.max_len, self.checkpoint = c.max_len, c.checkpoint
+        self.context, self.checkpoint = c.context, c.checkpoint
         self.token_embedding = nn.Embedding(c.vocab_size, c.emb)
         if c.positions == "learned":
-            self.positions = PositionEmbedding(c.max_len, c.emb)
+            self.positions = PositionEmbedding(c.context, c.emb)
         elif c.positions == "sinusoidal":
-            self.positions = PositionEncoding(c.max_len, c.emb)
+            self.positions = PositionEncoding(c.context, c.emb)
         else:
             self.positions = None
         self.dropout = nn.Dropout(c.dropout)
@@ -136,9 +136,9 @@ class TransformerStack(nn.Module):
         attn_mask: Tensor | None = None,
         attention: list[Tensor] | None = None,
     ) -> Tensor:
-        """tokens int ``(b, t)``, ``t <= max_len`` -> ``(b, t, e)``. Masks and ``attention`` go to every
+        """tokens int ``(b, t)``, ``t <= context`` -> ``(b, t, e)``. Masks and ``attention`` go to every
         block (one ``(b, h, t, t)`` tensor appended per block)."""
-        check_length(tokens.size(1), self.max_len)
+        check_length(tokens.size(1), self.context)
         x = self.token_embedding(tokens)  # (b, t, e)
         if self.positions is not None:
             x = self.positions(x)  # (b, t, e): + the vectors of positions 0..t-1

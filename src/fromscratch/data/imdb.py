@@ -9,7 +9,7 @@ The pipeline, in the order the chapter shows it:
 1. tokenise every review and build the vocabulary of the **training** split
    (:func:`fromscratch.tokenizers.words.tokenize`, :func:`~fromscratch.tokenizers.words.build_vocab`);
 2. :func:`load_imdb`: read both splits (or a balanced, seeded subset), encode them with the
-   vocabulary and truncate each review to ``max_len`` tokens, giving :class:`Reviews`;
+   vocabulary and truncate each review to ``context`` tokens, giving :class:`Reviews`;
 3. :class:`ReviewBatches`: batches of ``tokens (b, t)``, ``padding_mask (b, t)`` (True = a real
    token, may be attended to), ``labels (b,)`` and ``index (b,)``, padded to the longest review *in
    the batch* and bucketed by length (:mod:`fromscratch.data.batching`).
@@ -66,15 +66,15 @@ def _balanced_subset(names: list[str], n: int | None, seed: int) -> list[int]:
 
 @dataclass
 class Reviews:
-    """One encoded split: review ``i`` is ``ids[i]`` (at most ``max_len`` ids) with ``labels[i]``."""
+    """One encoded split: review ``i`` is ``ids[i]`` (at most ``context`` ids) with ``labels[i]``."""
 
     split: str  # "train" or "test"
-    ids: list[torch.Tensor]  # n tensors of shape (t_i,), int64, t_i <= max_len
+    ids: list[torch.Tensor]  # n tensors of shape (t_i,), int64, t_i <= context
     labels: torch.Tensor  # (n,) int64: 1 = positive, 0 = negative
     ratings: torch.Tensor  # (n,) int64: the reviewer's stars, 1-4 or 7-10
     lengths: torch.Tensor  # (n,) int64: tokens before truncation
     names: list[str]  # n file names, "pos/<id>_<rating>.txt"
-    max_len: int
+    context: int
     root: Path  # the extracted archive (for :meth:`text`)
 
     def __len__(self) -> int:
@@ -102,12 +102,12 @@ class Reviews:
         return self.subset([i for i in range(len(self)) if i not in chosen]), self.subset(held)
 
 
-def _encode(tokens: TokenizedSplit, vocab: Vocab, split: str, max_len: int, root: Path) -> Reviews:
+def _encode(tokens: TokenizedSplit, vocab: Vocab, split: str, context: int, root: Path) -> Reviews:
     # one look-up table from this split's words to vocabulary ids, then a vectorised gather
     table = np.array([vocab.stoi.get(word, UNK) for word in tokens.words.tolist()], dtype=np.int64)
     flat = torch.from_numpy(table[tokens.ids]) if len(tokens.ids) else torch.zeros(0, dtype=torch.long)
     offsets = tokens.offsets.tolist()
-    ids = [flat[start : min(end, start + max_len)] for start, end in pairwise(offsets)]
+    ids = [flat[start : min(end, start + context)] for start, end in pairwise(offsets)]
     names = tokens.names.tolist()
     ratings = torch.tensor([int(name.rsplit("_", 1)[1].split(".")[0]) for name in names], dtype=torch.long)
     labels = torch.tensor([name.startswith("pos/") for name in names], dtype=torch.long)
@@ -118,7 +118,7 @@ def _encode(tokens: TokenizedSplit, vocab: Vocab, split: str, max_len: int, root
         ratings=ratings,
         lengths=torch.from_numpy(np.diff(tokens.offsets)),
         names=names,
-        max_len=max_len,
+        context=context,
         root=root,
     )
 
@@ -131,7 +131,7 @@ class ImdbData(NamedTuple):
 
 def load_imdb(
     vocab_size: int,
-    max_len: int,
+    context: int,
     *,
     train_reviews: int | None = None,
     test_reviews: int | None = None,
@@ -142,13 +142,13 @@ def load_imdb(
     """The IMDb reviews, tokenised, encoded and truncated: ``train, test, vocab = load_imdb(...)``.
 
     vocab_size: words kept (most frequent in the training reviews used), plus the 3 special tokens.
-    max_len: each review keeps its first ``max_len`` tokens.
+    context: each review keeps its first ``context`` tokens.
     train_reviews, test_reviews: a balanced subset of this many reviews per split, chosen with
     ``seed`` (None: all 25,000). A complete split is cached after its first reading; a subset reads
     only its own files unless that cache already exists. cache=False reads every file afresh.
     """
-    if max_len < 1:
-        raise ValueError(f"max_len must be at least 1, got {max_len}.")
+    if context < 1:
+        raise ValueError(f"context must be at least 1, got {context}.")
     dataset = lookup(dataset)
     root = extract(dataset)
     split_tokens = {}
@@ -163,7 +163,7 @@ def load_imdb(
                 root, split, [names[i] for i in _balanced_subset(names, n, seed)]
             )
     vocab = build_vocab(split_tokens["train"].counts(), vocab_size)
-    train, test = (_encode(split_tokens[s], vocab, s, max_len, root) for s in SPLITS)
+    train, test = (_encode(split_tokens[s], vocab, s, context, root) for s in SPLITS)
     return ImdbData(train, test, vocab)
 
 
@@ -179,7 +179,7 @@ class ReviewBatches:
     order is drawn from ``generator`` (default: PyTorch's global one) when the iteration starts, so a
     seeded run is repeatable. shuffle=False: every review once, sorted by length (the fastest way to
     evaluate). cls=True puts ``<cls>`` before every review, dropping its last token if it would then
-    exceed ``reviews.max_len``.
+    exceed ``reviews.context``.
     """
 
     def __init__(
@@ -212,7 +212,7 @@ class ReviewBatches:
             seqs = [self.reviews.ids[i] for i in index.tolist()]
             if self.cls:
                 head = torch.tensor([CLS])
-                seqs = [torch.cat([head, seq[: self.reviews.max_len - 1]]) for seq in seqs]
+                seqs = [torch.cat([head, seq[: self.reviews.context - 1]]) for seq in seqs]
             tokens, padding_mask = pad_batch(seqs)  # (b, t), (b, t)
             yield {
                 "tokens": tokens,

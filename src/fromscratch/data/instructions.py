@@ -142,7 +142,7 @@ class ChatBatches:
     per epoch (a fresh order from ``generator``, as a ``DataLoader`` with ``shuffle=True``).
 
     ``pad_id``: the token put after the end of shorter conversations (never scored; causal attention
-    keeps it out of sight of the real tokens). ``max_len``: longer conversations raise a ValueError."""
+    keeps it out of sight of the real tokens). ``context``: longer conversations raise a ValueError."""
 
     def __init__(
         self,
@@ -151,7 +151,7 @@ class ChatBatches:
         batch_size: int,
         *,
         pad_id: int,
-        max_len: int,
+        context: int,
         default_system: str | None = SMOLLM2_SYSTEM,
         generator: torch.Generator | None = None,
     ) -> None:
@@ -161,9 +161,9 @@ class ChatBatches:
             )
         self.encoded = [encode_example(tokenizer, e, default_system=default_system) for e in examples]
         longest = max(len(ids) for ids, _ in self.encoded)
-        if longest > max_len:
+        if longest > context:
             raise ValueError(
-                f"An example has {longest} tokens, more than max_len={max_len}; cut the texts shorter."
+                f"An example has {longest} tokens, more than context={context}; cut the texts shorter."
             )
         self.batch_size, self.pad_id, self.generator = batch_size, pad_id, generator
 

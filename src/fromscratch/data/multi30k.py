@@ -163,12 +163,12 @@ class EncodedPairs:
         return len(self.pairs)
 
 
-def encode_pairs(pairs: list[tuple[str, str]], tokenizer, *, max_len: int | None = None) -> EncodedPairs:
-    """Token ids of every pair; with ``max_len``, pairs whose source or target is longer are left out."""
+def encode_pairs(pairs: list[tuple[str, str]], tokenizer, *, context: int | None = None) -> EncodedPairs:
+    """Token ids of every pair; with ``context``, pairs whose source or target is longer are left out."""
     src_ids = [e.ids for e in tokenizer.encode_batch([en for en, _ in pairs])]
     tgt_ids = [[BOS, *e.ids, EOS] for e in tokenizer.encode_batch([de for _, de in pairs])]
     keep = [
-        i for i in range(len(pairs)) if max_len is None or max(len(src_ids[i]), len(tgt_ids[i])) <= max_len
+        i for i in range(len(pairs)) if context is None or max(len(src_ids[i]), len(tgt_ids[i])) <= context
     ]
     return EncodedPairs(
         src=[torch.tensor(src_ids[i], dtype=torch.long) for i in keep],

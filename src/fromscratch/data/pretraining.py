@@ -51,9 +51,9 @@ def _read_unsup(reviews: int | None, seed: int) -> TokenizedSplit:
 
 
 def load_unlabelled(
-    vocab: Vocab, max_len: int, *, reviews: int | None = None, seed: int = 0
+    vocab: Vocab, context: int, *, reviews: int | None = None, seed: int = 0
 ) -> list[torch.Tensor]:
-    """The unlabelled reviews as id tensors ``(t_i,)``, ``t_i <= max_len``, encoded with ``vocab``.
+    """The unlabelled reviews as id tensors ``(t_i,)``, ``t_i <= context``, encoded with ``vocab``.
 
     reviews: a seeded random subset of this many (None: all 50,000). Reading and tokenising all the
     files takes about half a minute the first time; later calls read the cache.
@@ -62,13 +62,13 @@ def load_unlabelled(
     offsets = tokens.offsets
     table = np.array([vocab.stoi.get(w, UNK) for w in tokens.words.tolist()], dtype=np.int64)
     flat = torch.from_numpy(table[tokens.ids])
-    return [flat[offsets[i] : min(offsets[i + 1], offsets[i] + max_len)] for i in range(len(offsets) - 1)]
+    return [flat[offsets[i] : min(offsets[i + 1], offsets[i] + context)] for i in range(len(offsets) - 1)]
 
 
 class MaskedBatches:
     """Padded, length-bucketed batches of id sequences, masked for BERT's pretraining; iterate per epoch.
 
-    Each sequence gets ``<cls>`` in front (cut to ``max_len``). Each batch is a dict: ``tokens (b, t)``
+    Each sequence gets ``<cls>`` in front (cut to ``context``). Each batch is a dict: ``tokens (b, t)``
     (the corrupted input), ``padding_mask (b, t)`` and ``labels (b, t)`` (the original id where the
     model is scored, ``IGNORE`` = -100 elsewhere); see :func:`fromscratch.data.masking.mask_tokens`.
     ``<pad>`` and ``<cls>`` are never chosen; ``mask_id`` is ``[MASK]``, the id after the vocabulary's
@@ -82,12 +82,12 @@ class MaskedBatches:
         *,
         mask_id: int,
         vocab_size: int,
-        max_len: int,
+        context: int,
         rate: float = 0.15,
         seed: int = 0,
     ) -> None:
         head = torch.tensor([CLS])
-        self.seqs = [torch.cat([head, s[: max_len - 1]]) for s in seqs if len(s) > 0]
+        self.seqs = [torch.cat([head, s[: context - 1]]) for s in seqs if len(s) > 0]
         self.batch_size, self.mask_id, self.vocab_size, self.rate = batch_size, mask_id, vocab_size, rate
         self.lengths = torch.tensor([len(s) for s in self.seqs])  # (n,)
         self.generator = torch.Generator().manual_seed(seed)

@@ -99,7 +99,7 @@ def beam_search(
     Returns one list of target ids per sentence, without ``<s>`` and ``</s>``. ``beam_size=1`` is
     greedy decoding. ``length_penalty`` is the exponent ``alpha`` (0: rank by raw log-probability).
     Sentence ``i`` gets at most ``max_len_a * ts_i + max_len_b`` tokens (and no more than the model's
-    ``max_len``); ``no_repeat_ngram=0`` switches the repetition guard off.
+    ``context``); ``no_repeat_ngram=0`` switches the repetition guard off.
     """
     if beam_size < 1:
         raise ValueError(f"beam_size must be at least 1, got {beam_size}.")
@@ -109,7 +109,7 @@ def beam_search(
         rows = torch.arange(b, device=src.device).repeat_interleave(k)  # (b·k,): the sentence of each row
         memory, mask = _select(memory, rows), src_padding_mask.index_select(0, rows)
         limit = (max_len_a * src_padding_mask.sum(1) + max_len_b).long()  # (b,)
-        limit = limit.clamp(max=getattr(model, "max_len", 10**9) - 1).repeat_interleave(k)  # (b·k,)
+        limit = limit.clamp(max=getattr(model, "context", 10**9) - 1).repeat_interleave(k)  # (b·k,)
         tokens = torch.full((b * k, 1), BOS_ID, dtype=torch.long, device=src.device)  # (b·k, 1)
         scores = torch.full((b, k), float("-inf"), device=src.device)
         scores[:, 0] = 0.0  # all beams start as the same "<s>": keep one copy
@@ -163,19 +163,19 @@ def translate(
     ``tokenizer`` is the ``tokenizers.Tokenizer`` the model was trained with. Sentences are batched
     by length; ``beam_size`` and ``options`` go to :func:`beam_search`. Control characters in an
     output (an undertrained byte-level model can write any byte) become "\ufffd". The empty sentence
-    translates to the empty string; a sentence longer than the model's ``max_len`` tokens raises a
+    translates to the empty string; a sentence longer than the model's ``context`` tokens raises a
     ValueError that names the limit.
     """
     single = isinstance(sentences, str)
     sentences = [sentences] if single else list(sentences)
     device = device or next(model.parameters()).device
     ids = [enc.ids for enc in tokenizer.encode_batch(sentences)] if sentences else []
-    max_len = getattr(model, "max_len", None)
+    context = getattr(model, "context", None)
     for sentence, seq in zip(sentences, ids, strict=True):
-        if max_len is not None and len(seq) > max_len:
+        if context is not None and len(seq) > context:
             raise ValueError(
                 f"The sentence {sentence[:40]!r}... has {len(seq)} tokens but the model reads at most "
-                f"max_len={max_len}; split it into shorter sentences."
+                f"context={context}; split it into shorter sentences."
             )
     results = [""] * len(sentences)
     order = sorted((i for i in range(len(ids)) if ids[i]), key=lambda i: len(ids[i]))

@@ -158,7 +158,7 @@ def bert_config_from_hf(config) -> BertConfig:
         heads=get("num_attention_heads"),
         depth=get("num_hidden_layers"),
         ff_mult=hidden // emb,
-        max_len=get("max_position_embeddings"),
+        context=get("max_position_embeddings"),
         segments=get("type_vocab_size"),
         dropout=0.0,
         norm_eps=get("layer_norm_eps"),

@@ -43,7 +43,7 @@ class BertConfig:
     heads: int = 12  # h: attention heads (BERT-base: 12)
     depth: int = 12  # transformer blocks (BERT-base: 12; MiniLM-L6: 6)
     ff_mult: int = 4  # feed-forward width = ff_mult * e (BERT: 4, i.e. 3,072)
-    max_len: int = 512  # max_position_embeddings: the longest input (BERT: 512)
+    context: int = 512  # max_position_embeddings: the longest input (BERT: 512)
     segments: int = 2  # type_vocab_size: segment ids 0 and 1 (sentence A / B)
     dropout: float = 0.1  # after the embeddings and each sub-layer (BERT: 0.1)
     norm_eps: float = 1e-12  # LayerNorm epsilon (BERT: 1e-12)
@@ -67,7 +67,7 @@ class BertEncoder(nn.Module):
         super().__init__()
         self.config = c = resolve_config(BertConfig, config, fields)
         self.token_embedding = nn.Embedding(c.vocab_size, c.emb)
-        self.position_embedding = nn.Embedding(c.max_len, c.emb)
+        self.position_embedding = nn.Embedding(c.context, c.emb)
         self.segment_embedding = nn.Embedding(c.segments, c.emb)
         self.embedding_norm = nn.LayerNorm(c.emb, eps=c.norm_eps)
         self.dropout = nn.Dropout(c.dropout)
@@ -89,10 +89,10 @@ class BertEncoder(nn.Module):
         segment_ids: Tensor | None = None,
         attention: list[Tensor] | None = None,
     ) -> Tensor:
-        """tokens int ``(b, t)``, ``t <= max_len`` -> the last hidden states ``(b, t, e)``.
+        """tokens int ``(b, t)``, ``t <= context`` -> the last hidden states ``(b, t, e)``.
         ``padding_mask`` bool ``(b, t)``, True at real tokens (None: all real); ``segment_ids (b, t)`` in
         ``0..segments-1`` (None: all 0); ``attention`` gets one ``(b, h, t, t)`` tensor per block."""
-        check_tokens(tokens, self.config.max_len, self.config.vocab_size)
+        check_tokens(tokens, self.config.context, self.config.vocab_size)
         b, t = tokens.shape
         if padding_mask is not None:
             check_padding_mask(padding_mask, b, t)

@@ -28,7 +28,7 @@ class ClassifierConfig:
     emb: int = 128  # e: embedding width (blog: 128)
     heads: int = 8  # h: attention heads per block (blog: 8)
     depth: int = 6  # transformer blocks (blog: 6)
-    max_len: int = 512  # longest input in tokens (blog: 512)
+    context: int = 512  # longest input in tokens (blog: 512)
     pooling: str = "mean"  # "mean" over the real tokens (blog) or "cls": the output at position 0 (BERT)
     positions: str | None = "learned"  # "learned" (blog), "sinusoidal" or None
     ff_mult: int = 4  # feed-forward hidden width = ff_mult * e (blog: 4)
@@ -84,7 +84,7 @@ class Classifier(nn.Module):
             emb=c.emb,
             heads=c.heads,
             depth=c.depth,
-            max_len=c.max_len,
+            context=c.context,
             positions=c.positions,
             ff_mult=c.ff_mult,
             dropout=c.dropout,

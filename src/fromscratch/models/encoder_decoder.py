@@ -50,7 +50,7 @@ class EncoderDecoderConfig:
     ff_mult: int = 4  # feed-forward hidden width = ff_mult * e (base: 4)
     dropout: float = 0.1  # after embeddings and each sub-layer (base: 0.1)
     norm: str = "post"  # "post" (Vaswani et al.) or "pre" (then a final LayerNorm ends each stack)
-    max_len: int = 128  # longest source or target in tokens (and learned positions)
+    context: int = 128  # longest source or target in tokens (and learned positions)
     positions: str | None = "sinusoidal"  # "sinusoidal" (Vaswani et al.), "learned" or None (no positions)
     share_embeddings: bool = True  # one token embedding for source and target (a joint vocabulary)
     tie_output: bool = True  # the output layer reuses the target embedding matrix (Press & Wolf 2017)
@@ -176,7 +176,7 @@ class EncoderDecoder(nn.Module):
                 f"share_embeddings=True needs one joint vocabulary, got src_vocab_size={c.src_vocab_size} "
                 f"and tgt_vocab_size={c.tgt_vocab_size}; set share_embeddings=False."
             )
-        self.max_len, self.scale = c.max_len, math.sqrt(c.emb)
+        self.context, self.scale = c.context, math.sqrt(c.emb)
         self.src_embedding = nn.Embedding(c.src_vocab_size, c.emb, padding_idx=c.pad_id)
         if c.share_embeddings:  # one table for both languages (a joint vocabulary)
             self.tgt_embedding = self.src_embedding
@@ -209,7 +209,7 @@ class EncoderDecoder(nn.Module):
         """The position vectors ``config.positions`` names: sinusoidal, learned, or None."""
         if c.positions is None:
             return None
-        return {"sinusoidal": PositionEncoding, "learned": PositionEmbedding}[c.positions](c.max_len, c.emb)
+        return {"sinusoidal": PositionEncoding, "learned": PositionEmbedding}[c.positions](c.context, c.emb)
 
     def _embed(
         self, tokens: Tensor, table: nn.Embedding, positions: nn.Module | None, name: str, offset: int = 0
@@ -218,7 +218,7 @@ class EncoderDecoder(nn.Module):
         ``(b, t, e)``."""
         if tokens.dim() != 2:
             raise ValueError(f"{name} must be (b, t), got {tuple(tokens.shape)}; add a batch dimension.")
-        check_length(offset + tokens.size(1), self.max_len)
+        check_length(offset + tokens.size(1), self.context)
         x = table(tokens) * self.scale  # (b, t, e)
         if positions is not None:  # positions=None: nothing added
             x = x + positions.positions(offset + tokens.size(1))[offset:]  # (t, e) broadcast over b

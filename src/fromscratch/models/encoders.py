@@ -31,8 +31,8 @@ ENCODERS = ("bag", "rnn", "cnn", "transformer")  # the four ways to mix a sequen
 CELLS = {"gru": nn.GRU, "lstm": nn.LSTM}
 
 
-def real_tokens(tokens: Tensor, padding_mask: Tensor | None, max_len: int) -> Tensor:
-    """Check ``tokens (b, t)`` against ``max_len`` and return the padding mask ``(b, t)`` to use.
+def real_tokens(tokens: Tensor, padding_mask: Tensor | None, context: int) -> Tensor:
+    """Check ``tokens (b, t)`` against ``context`` and return the padding mask ``(b, t)`` to use.
 
     ``padding_mask`` None means every position is a real token.
     """
@@ -41,7 +41,7 @@ def real_tokens(tokens: Tensor, padding_mask: Tensor | None, max_len: int) -> Te
             f"tokens must have shape (b, t), got {tuple(tokens.shape)}; "
             "add a batch dimension with tokens[None]."
         )
-    check_length(tokens.size(1), max_len)
+    check_length(tokens.size(1), context)
     if padding_mask is None:
         return torch.ones_like(tokens, dtype=torch.bool)  # (b, t)
     masks.check_padding_mask(padding_mask, *tokens.shape)
@@ -55,14 +55,14 @@ class BagEncoder(nn.Module):
     Mean pooling on top gives the order-blind baseline that every mixing layer must beat.
     """
 
-    def __init__(self, *, vocab_size: int, emb: int, max_len: int, dropout: float = 0.0) -> None:
+    def __init__(self, *, vocab_size: int, emb: int, context: int, dropout: float = 0.0) -> None:
         super().__init__()
-        self.max_len = max_len
+        self.context = context
         self.token_embedding = nn.Embedding(vocab_size, emb)
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, tokens: Tensor, *, padding_mask: Tensor | None = None) -> Tensor:
-        keep = real_tokens(tokens, padding_mask, self.max_len)  # (b, t)
+        keep = real_tokens(tokens, padding_mask, self.context)  # (b, t)
         x = self.dropout(self.token_embedding(tokens))  # (b, t, e)
         return x * keep[..., None]  # (b, t, e), zero at padding
 
@@ -82,7 +82,7 @@ class RecurrentEncoder(nn.Module):
         *,
         vocab_size: int,
         emb: int,
-        max_len: int,
+        context: int,
         hidden: int | None = None,
         depth: int = 1,
         cell: str = "gru",
@@ -95,7 +95,7 @@ class RecurrentEncoder(nn.Module):
         if depth < 1:
             raise ValueError(f"a recurrent encoder needs depth >= 1 layers; got {depth}.")
         hidden = hidden or emb
-        self.max_len = max_len
+        self.context = context
         self.token_embedding = nn.Embedding(vocab_size, emb)
         self.dropout = nn.Dropout(dropout)
         self.rnn = CELLS[cell](
@@ -110,7 +110,7 @@ class RecurrentEncoder(nn.Module):
         self.to_output = nn.Linear(self.width, emb)
 
     def forward(self, tokens: Tensor, *, padding_mask: Tensor | None = None) -> Tensor:
-        keep = real_tokens(tokens, padding_mask, self.max_len)  # (b, t)
+        keep = real_tokens(tokens, padding_mask, self.context)  # (b, t)
         b, t = tokens.shape
         lengths = keep.sum(dim=1)  # (b,)
         if not torch.equal(keep, masks.padding_mask(lengths, t)):
@@ -179,7 +179,7 @@ class ConvEncoder(nn.Module):
         *,
         vocab_size: int,
         emb: int,
-        max_len: int,
+        context: int,
         hidden: int | None = None,
         depth: int = 1,
         kernel: int = 3,
@@ -187,7 +187,7 @@ class ConvEncoder(nn.Module):
         dropout: float = 0.0,
     ) -> None:
         super().__init__()
-        self.max_len = max_len
+        self.context = context
         self.token_embedding = nn.Embedding(vocab_size, emb)
         self.dropout = nn.Dropout(dropout)
         self.dilations = [2**layer if dilated else 1 for layer in range(depth)]
@@ -197,7 +197,7 @@ class ConvEncoder(nn.Module):
         )
 
     def forward(self, tokens: Tensor, *, padding_mask: Tensor | None = None) -> Tensor:
-        keep = real_tokens(tokens, padding_mask, self.max_len)  # (b, t)
+        keep = real_tokens(tokens, padding_mask, self.context)  # (b, t)
         x = self.dropout(self.token_embedding(tokens))  # (b, t, e)
         for block in self.blocks:
             x = block(x, keep)  # (b, t, e)

@@ -53,7 +53,7 @@ class Generator(nn.Module):
             emb=c.emb,
             heads=c.heads,
             depth=c.depth,
-            max_len=c.context,
+            context=c.context,
             ff_mult=c.ff_mult,
             dropout=c.dropout,
             norm=c.norm,

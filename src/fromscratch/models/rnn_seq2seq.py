@@ -58,7 +58,7 @@ class RNNSeq2SeqConfig:
     hidden: int = 256  # H: GRU state width (the encoder has H per direction)
     attention: bool = True  # True: Bahdanau attention; False: only the final states (the bottleneck)
     dropout: float = 0.1  # on embeddings and before the output layer
-    max_len: int = 128  # longest source or target in tokens
+    context: int = 128  # longest source or target in tokens
     pad_id: int = PAD  # the <pad> token (tokenizers.special: 0)
 
 
@@ -68,7 +68,7 @@ class RNNSeq2Seq(nn.Module):
     def __init__(self, config: RNNSeq2SeqConfig | None = None, **fields) -> None:
         super().__init__()
         self.config = c = resolve_config(RNNSeq2SeqConfig, config, fields)
-        self.max_len, self.attention = c.max_len, c.attention
+        self.context, self.attention = c.context, c.attention
         self.embedding = nn.Embedding(c.vocab_size, c.emb, padding_idx=c.pad_id)
         self.encoder = nn.GRU(c.emb, c.hidden, batch_first=True, bidirectional=True)
         self.bridge = nn.Linear(2 * c.hidden, c.hidden)  # final encoder states -> the decoder's first state
@@ -87,7 +87,7 @@ class RNNSeq2Seq(nn.Module):
         ``(b, 2H)`` (the final states of both directions) and ``U h`` ``(b, ts, H)`` (or None)."""
         if src.dim() != 2:
             raise ValueError(f"src must have shape (b, ts), got {tuple(src.shape)}.")
-        check_length(src.size(1), self.max_len)
+        check_length(src.size(1), self.context)
         mask = src_padding_mask if src_padding_mask is not None else torch.ones_like(src, dtype=torch.bool)
         lengths = mask.sum(1).clamp(min=1).cpu()  # (b,)
         packed = pack_padded_sequence(
@@ -118,7 +118,7 @@ class RNNSeq2Seq(nn.Module):
         ``attention`` gets the alignment as one head, ``(b, 1, tt, ts)`` (zeros for the bottleneck model).
         ``cache`` (from :meth:`new_cache`): ``tgt_in`` holds only the tokens after those already read.
         ``src_padding_mask`` is in the memory already; it is taken as every decoder's third argument."""
-        check_length(tgt_in.size(1) + (len(cache) if cache is not None else 0), self.max_len)
+        check_length(tgt_in.size(1) + (len(cache) if cache is not None else 0), self.context)
         states, summary, keys, mask = memory
         resume = cache is not None and cache.state is not None  # go on from where the previous call stopped
         state = cache.state if resume else torch.tanh(self.bridge(summary))  # (b, H): s_0 or the last s_i

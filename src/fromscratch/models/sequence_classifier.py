@@ -39,7 +39,7 @@ class SequenceClassifierConfig:
     encoder: str = "transformer"  # how positions mix: "bag" (never), "rnn", "cnn" or "transformer"
     emb: int = 128  # e: token embedding width, and the width of every encoder's output (blog: 128)
     depth: int = 6  # recurrent layers, conv blocks or transformer blocks (blog: 6); unused by "bag"
-    max_len: int = 512  # longest input in tokens (blog: 512)
+    context: int = 512  # longest input in tokens (blog: 512)
     hidden: int | None = None  # rnn: state width per direction; cnn: channels of each convolution; None: e
     cell: str = "gru"  # rnn: "gru" or "lstm"
     bidirectional: bool = False  # rnn: also read right to left, so every output sees every input
@@ -60,7 +60,7 @@ class SequenceClassifierConfig:
 
 def build_encoder(c: SequenceClassifierConfig) -> nn.Module:
     """The encoder ``config.encoder`` names, sized by ``c``: token ids ``(b, t)`` -> ``(b, t, e)``."""
-    common = dict(vocab_size=c.vocab_size, emb=c.emb, max_len=c.max_len, dropout=c.dropout)
+    common = dict(vocab_size=c.vocab_size, emb=c.emb, context=c.context, dropout=c.dropout)
     if c.encoder == "bag":
         return BagEncoder(**common)
     if c.encoder == "rnn":
@@ -91,7 +91,7 @@ class SequenceClassifier(nn.Module):
     def forward(self, tokens: Tensor, *, padding_mask: Tensor | None = None) -> Tensor:
         """tokens: int ``(b, t)``; padding_mask: bool ``(b, t)``, True at real tokens (None:
         ``tokens != pad_id``, or every position real when ``pad_id`` is None). Returns logits
-        ``(b, num_classes)``. ``t`` above ``max_len`` is a ValueError."""
+        ``(b, num_classes)``. ``t`` above ``context`` is a ValueError."""
         padding_mask = classifier_padding_mask(tokens, padding_mask, self.pad_id)  # (b, t) or None
         x = self.encoder(tokens, padding_mask=padding_mask)  # (b, t, e)
         return self.to_logits(mean_over_tokens(x, padding_mask))  # (b, num_classes)

@@ -169,7 +169,7 @@ def estimate_memory(
             f"attention must be 'fast' (fused kernel) or 'teaching' (weights kept); got {attention!r}."
         )
     generator = isinstance(config, GeneratorConfig)
-    t = length if length is not None else (config.context if generator else config.max_len)
+    t = length if length is not None else config.context
     checkpoint = config.checkpoint if checkpoint is None else checkpoint
     if masked is None:
         masked = (config.causal and attention == "teaching") if generator else config.pad_id is not None

@@ -55,7 +55,7 @@ def check_layer_norm(candidate: Callable[[Tensor, Tensor, Tensor], Tensor]) -> b
 
 
 def check_sinusoids(candidate: Callable[[int, int], Tensor]) -> bool | None:
-    """Exercise 5.2. Expects a function ``(max_len, emb) -> (max_len, emb)`` giving the sinusoidal
+    """Exercise 5.2. Expects a function ``(context, emb) -> (context, emb)`` giving the sinusoidal
     position encodings of section 5.8 for an even ``emb``, as ``blocks.sinusoidal_encoding``."""
     return checking.check_function(candidate, sinusoidal_encoding, inputs=[(10, 8), (50, 16)], atol=1e-4)
 

@@ -17,7 +17,7 @@ __all__ = ["length_histogram"]
 
 
 def length_histogram(
-    lengths: Sequence[int] | torch.Tensor, max_len: int | None = None, *, bins: int = 60, unit: str = "tokens"
+    lengths: Sequence[int] | torch.Tensor, context: int | None = None, *, bins: int = 60, unit: str = "tokens"
 ):
     """A histogram of text lengths, with the truncation length marked (chapter 06). Returns the ``Axes``."""
     lengths = np.asarray(torch.as_tensor(lengths).cpu())
@@ -28,8 +28,8 @@ def length_histogram(
         ylabel="count",
         title=f"{len(lengths):,} texts, median {np.median(lengths):.0f} {unit}",
     )
-    if max_len is not None:
-        cut = float((lengths > max_len).mean())
-        ax.axvline(max_len, color=PALETTE[3], linestyle="--", label=f"max_len = {max_len}: {cut:.0%} are cut")
+    if context is not None:
+        cut = float((lengths > context).mean())
+        ax.axvline(context, color=PALETTE[3], linestyle="--", label=f"context = {context}: {cut:.0%} are cut")
         ax.legend()
     return ax

@@ -12,7 +12,7 @@ from fromscratch.training import TrainConfig
 # --- chapters 05-06: the transformer block and the IMDb classifier ---------------------------------
 @dataclass(frozen=True)
 class ImdbRun:
-    model: ClassifierConfig  # the transformer; its max_len also truncates the reviews, V = words + 3 specials
+    model: ClassifierConfig  # the transformer; its context also truncates the reviews, V = words + 3 specials
     train: TrainConfig  # epochs, peak AdamW lr (blog: 1e-4) after warm-up, linear decay to 0, weight decay
     batch_size: int  # reviews per step (blog: 4)
     train_reviews: int | None  # use only this many training reviews (None: all 25,000)
@@ -31,7 +31,7 @@ class ImdbRun:
 SMOKE = ImdbRun(
     # 2,000 words plus the special tokens
     model=ClassifierConfig(
-        vocab_size=2_000 + len(SPECIALS), emb=32, heads=2, depth=1, max_len=64, dropout=0.0
+        vocab_size=2_000 + len(SPECIALS), emb=32, heads=2, depth=1, context=64, dropout=0.0
     ),
     train=TrainConfig(epochs=1, lr=3e-3, warmup_steps=5, weight_decay=0.0),
     batch_size=32,
@@ -43,7 +43,7 @@ SMOKE = ImdbRun(
 # cpu: 87.2 % test accuracy after 3 epochs, about 4 minutes on 2 cores (chapter 06, section 6.10)
 CPU = replace(
     SMOKE,
-    model=replace(SMOKE.model, vocab_size=20_000 + len(SPECIALS), emb=64, heads=4, max_len=512, dropout=0.1),
+    model=replace(SMOKE.model, vocab_size=20_000 + len(SPECIALS), emb=64, heads=4, context=512, dropout=0.1),
     train=replace(SMOKE.train, epochs=3, lr=4e-3, warmup_steps=100, weight_decay=0.01),
     batch_size=64,
     train_reviews=None,

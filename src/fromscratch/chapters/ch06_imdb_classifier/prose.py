@@ -133,20 +133,20 @@ def contributions(words: Sequence[str], terms: Sequence[float], bias: float) -> 
     return text
 
 
-def truncation(lengths: torch.Tensor | Sequence[int], max_len: int) -> str:
+def truncation(lengths: torch.Tensor | Sequence[int], context: int) -> str:
     """6.8: how many of the worst mistakes were longer than the model reads.
 
-    lengths: the token counts (before truncation) of the reviews shown; max_len: the most tokens of a
-    review the model reads (``size.model.max_len``)."""
-    cut, shown = sum(int(n) > max_len for n in lengths), len(lengths)  # cut: not read to the end
+    lengths: the token counts (before truncation) of the reviews shown; context: the most tokens of a
+    review the model reads (``size.model.context``)."""
+    cut, shown = sum(int(n) > context for n in lengths), len(lengths)  # cut: not read to the end
     if cut == 0:
         return (
-            f"None of these {v.plural(shown, 'review')} was longer than `max_len` = {max_len} tokens: "
+            f"None of these {v.plural(shown, 'review')} was longer than `context` = {context} tokens: "
             "truncation did not cut their verdicts."
         )
     was, them = ("was", "its") if cut == 1 else ("were", "their")
     return (
-        f"Of these {v.plural(shown, 'review')}, {cut} {was} longer than `max_len` = {max_len} tokens, "
+        f"Of these {v.plural(shown, 'review')}, {cut} {was} longer than `context` = {context} tokens, "
         f"so the model never read {them} end."
     )
 

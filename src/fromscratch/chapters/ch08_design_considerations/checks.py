@@ -40,7 +40,7 @@ def _measured_reach(depth: int, *, dilated: bool) -> int:
     with torch.random.fork_rng(devices=[]):  # the notebook's global random state is left alone
         torch.manual_seed(8)
         encoder = ConvEncoder(
-            vocab_size=4, emb=8, max_len=4 * DISTANCE, depth=depth, kernel=KERNEL, dilated=dilated
+            vocab_size=4, emb=8, context=4 * DISTANCE, depth=depth, kernel=KERNEL, dilated=dilated
         )
     encoder.double()  # through 100 blocks the gradient shrinks below what float32 can hold
     t = DISTANCE + 1 + 2 ** min(depth, 8)  # long enough that a larger reach shows as one
@@ -99,7 +99,7 @@ def blog_counts() -> tuple[int, int, int]:
     """(softmax, relu, layer norm) calls in one forward pass of the blog's six-block post-norm stack."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(8)
-        stack = TransformerStack(vocab_size=16, emb=16, heads=2, depth=6, max_len=8)
+        stack = TransformerStack(vocab_size=16, emb=16, heads=2, depth=6, context=8)
     counts = count_nonlinearities(stack, torch.ones(1, 8, dtype=torch.long))
     return counts["softmax"], counts["relu"], counts["layer norm"]
 

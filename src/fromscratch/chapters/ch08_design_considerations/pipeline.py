@@ -41,7 +41,7 @@ def step_time_table(
     """Median seconds of one training step (forward, backward, update) per model and length.
 
     ``{name: [seconds at lengths[0], ...]}``: random tokens ``(batch, t)``; each model is built anew
-    (seed 0) at each ``t`` with ``max_len`` raised to ``t``.
+    (seed 0) at each ``t`` with ``context`` raised to ``t``.
     """
     lengths = list(lengths)
     table: dict[str, list[float]] = {name: [] for name in configs}
@@ -49,7 +49,7 @@ def step_time_table(
     for t, name in tqdm(jobs, desc="timing", disable=not progress):
         config = configs[name]
         torch.manual_seed(0)
-        model = SequenceClassifier(config, max_len=max(t, config.max_len))
+        model = SequenceClassifier(config, context=max(t, config.context))
         tokens = random_batch(batch, t, config.vocab_size, num_classes=config.num_classes)
         table[name].append(time_step(model, tokens, classification_loss, device=device, repeats=repeats))
     return table

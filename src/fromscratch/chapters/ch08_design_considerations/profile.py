@@ -44,25 +44,25 @@ class SequenceRun:
     imdb_train: TrainConfig  # the same for the four: minutes of training steps, lr, warm-up, eval_every
     imdb_seeds: int  # the race run from seeds 0..n-1 (initial weights, batch order): mean and spread
 
-    def configs(self, *, vocab_size: int, max_len: int) -> dict[str, SequenceClassifierConfig]:
+    def configs(self, *, vocab_size: int, context: int) -> dict[str, SequenceClassifierConfig]:
         """``{"bag": ..., "rnn": ..., "cnn": ..., "transformer": ...}`` at one parameter budget:
-        ``SequenceClassifier(prof.ch08.configs(vocab_size=V, max_len=t)["rnn"])``."""
+        ``SequenceClassifier(prof.ch08.configs(vocab_size=V, context=t)["rnn"])``."""
         transformer, rnn, cnn = (
-            replace(c, vocab_size=vocab_size, max_len=max_len) for c in (self.transformer, self.rnn, self.cnn)
+            replace(c, vocab_size=vocab_size, context=context) for c in (self.transformer, self.rnn, self.cnn)
         )
         return budget_configs(transformer, rnn=rnn, cnn=cnn)
 
     def task_configs(self) -> dict[str, SequenceClassifierConfig]:
         """8.2's models for the match task: :meth:`configs` at the task's sizes, plus ``"dilated cnn"``,
         the same CNN with block ``l``'s taps spaced ``2**l`` apart (the same weights, a longer reach)."""
-        configs = self.configs(vocab_size=self.task.vocab, max_len=self.task.length)
+        configs = self.configs(vocab_size=self.task.vocab, context=self.task.length)
         return {**configs, "dilated cnn": replace(configs["cnn"], dilated=True)}
 
 
 # smoke: every experiment at toy size, only to prove the code runs (seconds)
 # The transformer sets the sizes; the GRU and the CNN are its config with the encoder swapped.
 _TRANSFORMER = SequenceClassifierConfig(
-    vocab_size=2_000 + len(SPECIALS), emb=16, heads=2, depth=1, max_len=64
+    vocab_size=2_000 + len(SPECIALS), emb=16, heads=2, depth=1, context=64
 )
 SMOKE = SequenceRun(
     transformer=_TRANSFORMER,
@@ -87,7 +87,7 @@ SMOKE = SequenceRun(
     imdb_seeds=2,  # two: the spread's code runs too
 )
 # cpu: real measurements on 2 cores (the race's 3 seeds take 9 of the chapter's minutes)
-_CPU_SIZES = dict(vocab_size=20_000 + len(SPECIALS), emb=64, heads=4, max_len=256)  # the three models'
+_CPU_SIZES = dict(vocab_size=20_000 + len(SPECIALS), emb=64, heads=4, context=256)  # the three models'
 CPU = replace(
     SMOKE,
     transformer=replace(SMOKE.transformer, **_CPU_SIZES, depth=2),
@@ -114,7 +114,7 @@ CPU = replace(
     imdb_seeds=3,  # 3 x 4 x 45 s: the race's lesson with its spread (seeds 1-2 validate once)
 )
 # gpu: longer sequences, where attention's t² shows even on a GPU; longer IMDb budgets
-_GPU_SIZES = dict(vocab_size=50_000 + len(SPECIALS), emb=128, heads=8, max_len=512)  # the three models'
+_GPU_SIZES = dict(vocab_size=50_000 + len(SPECIALS), emb=128, heads=8, context=512)  # the three models'
 GPU = replace(
     CPU,
     transformer=replace(CPU.transformer, **_GPU_SIZES, depth=4),

@@ -230,7 +230,7 @@ def race(
 ) -> str:
     """The race's order by mean test accuracy; a lesson only when more than one seed stands behind a gap
     beyond the noise. runs: per model, one ``(steps, seconds, test accuracy)`` per seed."""
-    seconds, max_len, batch = run.imdb_train.minutes * 60, run.imdb_max_len, run.imdb_batch
+    seconds, context, batch = run.imdb_train.minutes * 60, run.imdb_max_len, run.imdb_batch
     n = min(len(r) for r in runs.values())
     mean = {name: statistics.fmean(r[2] for r in rs) for name, rs in runs.items()}
     sd = {name: statistics.stdev(r[2] for r in rs) if n > 1 else 0.0 for name, rs in runs.items()}
@@ -271,7 +271,7 @@ def race(
     return (
         f"In a budget of {v.plural(seconds, 'second')} the bag of embeddings took {steps['bag']:,.0f} "
         f"steps, about {v.plural(round(passes), 'pass', 'passes')} over the {train_reviews:,} training "
-        f"reviews, and the GRU, with its {max_len} sequential positions per review, {steps['rnn']:,.0f}. "
+        f"reviews, and the GRU, with its {context} sequential positions per review, {steps['rnn']:,.0f}. "
         "By test accuracy "
         f"({v.seeds_said(n)}) the order was {order}. {lesson}"
     )

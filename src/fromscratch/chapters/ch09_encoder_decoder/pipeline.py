@@ -37,7 +37,7 @@ class TranslationData:
     """A run's Multi30k: the tokenizer, the tokenised training pairs and the test pairs as text."""
 
     tokenizer: Any  # tokenizers.Tokenizer, joint English+German BPE
-    train: EncodedPairs  # training pairs within max_len tokens
+    train: EncodedPairs  # training pairs within context tokens
     test: list[tuple[str, str]]  # (english, german) test pairs
     raw: Multi30k  # all three splits as text
     split: str = "test"  # which split `test` holds ("val" when choosing settings)
@@ -49,10 +49,10 @@ def prepare(run: TranslationRun) -> TranslationData:
     tokenizer = _tokenizer(run.vocab_size, raw)
     pairs = raw.train if run.train_pairs is None else raw.train[: run.train_pairs]
     test = raw.test if run.test_pairs is None else raw.test[: run.test_pairs]
-    return TranslationData(tokenizer, encode_pairs(pairs, tokenizer, max_len=run.max_len), test, raw)
+    return TranslationData(tokenizer, encode_pairs(pairs, tokenizer, context=run.context), test, raw)
 
 
-DATA_FIELDS = ("vocab_size", "max_len", "train_pairs", "max_tokens", "label_smoothing")  # what training reads
+DATA_FIELDS = ("vocab_size", "context", "train_pairs", "max_tokens", "label_smoothing")  # what training reads
 
 
 def translation_checkpoint(

@@ -19,7 +19,7 @@ class TranslationRun:
     """
 
     vocab_size: int  # joint English+German byte-level BPE tokens, learned on the training split
-    max_len: int  # longest source or target in tokens; longer training pairs are left out
+    context: int  # longest source or target in tokens; longer training pairs are left out
     train_pairs: int | None  # use only the first this many training pairs (None: all 29,000)
     test_pairs: int | None  # translate only the first this many test pairs (None: all 1,000)
     model: EncoderDecoderConfig  # the transformer (pre-norm, joint vocabulary, pooled dropout masks)
@@ -35,11 +35,11 @@ class TranslationRun:
 
 
 # smoke: tiny models, 12 steps on 2,000 pairs (the step cap, not the time, ends training, so runs repeat
-# exactly); BLEU near 0 (seconds). The vocabulary and max_len are every model's.
-_RNN = RNNSeq2SeqConfig(vocab_size=1000, emb=32, hidden=32, max_len=64, attention=False)
+# exactly); BLEU near 0 (seconds). The vocabulary and context are every model's.
+_RNN = RNNSeq2SeqConfig(vocab_size=1000, emb=32, hidden=32, context=64, attention=False)
 SMOKE = TranslationRun(
     vocab_size=1000,
-    max_len=64,
+    context=64,
     train_pairs=2000,
     test_pairs=40,
     model=EncoderDecoderConfig(
@@ -51,7 +51,7 @@ SMOKE = TranslationRun(
         decoder_depth=1,
         ff_mult=2,
         norm="pre",
-        max_len=64,
+        context=64,
         pool_dropout=True,
     ),
     train=TrainConfig(steps=12, minutes=0.5, lr=2e-3, warmup_steps=5, eval_every=6),
@@ -69,18 +69,18 @@ SMOKE = TranslationRun(
 # (benchmarks/translation.py --val --no-save, under the lock): GRU bottleneck 1e-3 8.1, 3e-3 9.5, 1e-2
 # 9.3; GRU + Bahdanau 10.2, 14.1, 11.2; transformer 5e-4 3.0, 1e-3 5.2, 2e-3 6.1. The 15-minute runs
 # of the previous profile (transformer lr 1e-3) are in benchmarks/README.md.
-_CPU_RNN = replace(SMOKE.rnn, vocab_size=8000, max_len=100, emb=256, hidden=256)
+_CPU_RNN = replace(SMOKE.rnn, vocab_size=8000, context=100, emb=256, hidden=256)
 CPU = replace(
     SMOKE,
     vocab_size=8000,
-    max_len=100,
+    context=100,
     train_pairs=None,
     test_pairs=None,
     model=replace(
         SMOKE.model,
         src_vocab_size=8000,
         tgt_vocab_size=8000,
-        max_len=100,
+        context=100,
         emb=256,
         heads=4,
         encoder_depth=3,
@@ -98,12 +98,12 @@ CPU = replace(
 # gpu: not run in full on a GPU yet; Vaswani-base-like width, more layers and a longer run. 8 + 8 + 8 min
 # of training (the three models get the same minutes, as in cpu); benchmarks/gpu/report.py plans the
 # chapter on each card (an earlier 30 + 2 x 10 took ~56 min on a T4)
-_GPU_RNN = replace(CPU.rnn, max_len=128, hidden=512, dropout=0.2)
+_GPU_RNN = replace(CPU.rnn, context=128, hidden=512, dropout=0.2)
 GPU = replace(
     CPU,
-    max_len=128,
+    context=128,
     model=replace(
-        CPU.model, max_len=128, emb=512, heads=8, encoder_depth=6, decoder_depth=6, ff_mult=4, dropout=0.2
+        CPU.model, context=128, emb=512, heads=8, encoder_depth=6, decoder_depth=6, ff_mult=4, dropout=0.2
     ),
     train=replace(CPU.train, minutes=8.0, lr=5e-4, warmup_steps=1000, eval_every=1000),
     rnn=_GPU_RNN,

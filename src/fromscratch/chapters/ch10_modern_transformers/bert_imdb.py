@@ -35,7 +35,7 @@ STAGES = ("pretraining", "finetuning")
 
 
 class BertData(NamedTuple):
-    train: Reviews  # labelled training reviews, ids truncated to run.bert.max_len
+    train: Reviews  # labelled training reviews, ids truncated to run.bert.context
     test: Reviews
     vocab: Vocab  # chapter 06's: <pad>, <unk>, <cls> (ids 0-2), then words by frequency
     mask_id: int  # [MASK]: the id after the vocabulary's last, the last id of run.bert's vocabulary
@@ -49,7 +49,7 @@ def imdb_for_bert(run: ModernRun, *, seed: int = 0) -> BertData:
     """
     train_set, test_set, vocab = load_imdb(
         run.vocab_words,
-        run.bert.max_len,
+        run.bert.context,
         train_reviews=run.train_reviews,
         test_reviews=run.test_reviews,
         seed=seed,
@@ -73,7 +73,7 @@ def pretraining_batches(run: ModernRun, data: BertData, *, seed: int = 0) -> Mas
         run.pretrain_batch,
         mask_id=data.mask_id,
         vocab_size=len(data.vocab),
-        max_len=run.pretrain_len,
+        context=run.pretrain_len,
         rate=run.mask_rate,
         seed=seed,
     )

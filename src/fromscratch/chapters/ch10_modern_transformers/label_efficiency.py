@@ -8,7 +8,7 @@ points, on ``N`` labelled training reviews, each scored on the same balanced tes
   :func:`pretrained_bert`, trained first if missing);
 - ``minilm``: the real all-MiniLM-L6-v2 loaded into our ``BertEncoder`` (WordPiece tokens).
 
-Every review is cut to ``max_len`` tokens of its own tokenizer, keeping its head and its tail
+Every review is cut to ``context`` tokens of its own tokenizer, keeping its head and its tail
 (Sun et al. 2019: the start and the end of a review say most about it). ``benchmarks/label_efficiency.py``
 runs the whole table; its sizes are the profile's (``prof.ch10.label_efficiency``, a
 :class:`~.label_sizes.LabelEfficiencyRun`). Shape legend: ``t`` length.
@@ -58,22 +58,22 @@ def head_tail(ids: list[int] | torch.Tensor, n: int) -> list[int]:
     return ids[:head] + ids[len(ids) - (n - head) :]
 
 
-def word_reviews(reviews: Reviews, max_len: int) -> Reviews:
-    """``reviews`` (word ids, uncut) as our BERT reads them: ``<cls>`` + head and tail, ``<= max_len``."""
-    ids = [torch.tensor([CLS, *head_tail(r, max_len - 1)]) for r in reviews.ids]
-    return replace(reviews, ids=ids, max_len=max_len)
+def word_reviews(reviews: Reviews, context: int) -> Reviews:
+    """``reviews`` (word ids, uncut) as our BERT reads them: ``<cls>`` + head and tail, ``<= context``."""
+    ids = [torch.tensor([CLS, *head_tail(r, context - 1)]) for r in reviews.ids]
+    return replace(reviews, ids=ids, context=context)
 
 
-def wordpiece_reviews(reviews: Reviews, tokenizer, max_len: int) -> Reviews:
+def wordpiece_reviews(reviews: Reviews, tokenizer, context: int) -> Reviews:
     """``reviews`` re-tokenised with MiniLM's WordPiece ``tokenizer`` (from ``load_bert``):
-    ``[CLS]`` + head and tail + ``[SEP]``, ``<= max_len`` ids each (``[PAD]`` is 0, as ours)."""
+    ``[CLS]`` + head and tail + ``[SEP]``, ``<= context`` ids each (``[PAD]`` is 0, as ours)."""
     tokenizer.no_truncation()
     tokenizer.no_padding()
     texts = [reviews.text(i).replace("<br />", " ") for i in range(len(reviews))]
     cls, sep = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
     pieces = tokenizer.encode_batch(texts, add_special_tokens=False)
-    ids = [torch.tensor([cls, *head_tail(p.ids, max_len - 2), sep]) for p in pieces]
-    return replace(reviews, ids=ids, max_len=max_len)
+    ids = [torch.tensor([cls, *head_tail(p.ids, context - 2), sep]) for p in pieces]
+    return replace(reviews, ids=ids, context=context)
 
 
 def bert_data(modern: ModernRun) -> BertData:

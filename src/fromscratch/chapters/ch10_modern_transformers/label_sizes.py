@@ -26,7 +26,7 @@ class LabelEfficiencyRun:
     lrs: tuple[tuple[str, tuple[float, ...]], ...]  # per starting point, the peak lrs tried
     picked: tuple[tuple[str, float], ...]  # per starting point, the lr the benchmark picked from `lrs`
     chapter_labels: tuple[int, ...]  # the N that chapter 10 fine-tunes itself (one seed, `picked` lrs)
-    max_len: int  # tokens per review (its own tokenizer's), [CLS] included: head + tail
+    context: int  # tokens per review (its own tokenizer's), [CLS] included: head + tail
     batch: int  # reviews per fine-tuning step
     finetune: TrainConfig  # epochs over the N reviews (lr, warm-up and steps filled in per run)
     min_steps: int  # at least this many steps, however small N
@@ -71,7 +71,7 @@ SMOKE = LabelEfficiencyRun(
     lrs=(("random", (1e-3,)), ("ours", (1e-3,)), ("minilm", (1e-4, 3e-4))),
     picked=(("random", 1e-3), ("ours", 1e-3), ("minilm", 1e-4)),
     chapter_labels=(16, 32),
-    max_len=24,
+    context=24,
     batch=8,
     finetune=TrainConfig(epochs=1, weight_decay=0.01),
     min_steps=2,
@@ -79,7 +79,7 @@ SMOKE = LabelEfficiencyRun(
     pooling="mean",
     dropout=0.0,
 )
-# cpu: ~60 min on 2 threads with the pretraining (14 min); the cost that fixed max_len and the steps is
+# cpu: ~60 min on 2 threads with the pretraining (14 min); the cost that fixed context and the steps is
 # in benchmarks/label_efficiency.py's docstring
 CPU = replace(
     SMOKE,
@@ -93,7 +93,7 @@ CPU = replace(
     picked=(("random", 1e-3), ("ours", 3e-3), ("minilm", 1e-4)),  # measured: the benchmark's lr pick
     picked_in="cpu",
     chapter_labels=(100, 1_000),
-    max_len=128,
+    context=128,
     batch=16,
     min_steps=60,
     dropout=0.1,
@@ -101,7 +101,7 @@ CPU = replace(
 # gpu: the cpu table plus all the labels (24,500: 500 are held out to pick the lr), at the gpu profile's
 # fine-tuning length (its pretraining's); not run yet (no GPU was lent), so its lrs are the cpu ones
 # until the benchmark picks its own
-GPU = replace(CPU, labels=(100, 300, 1_000, 3_000, 24_500), max_len=256)
+GPU = replace(CPU, labels=(100, 300, 1_000, 3_000, 24_500), context=256)
 
 LABEL_EFFICIENCY_RUNS = {"smoke": SMOKE, "cpu": CPU, "gpu": GPU}
 

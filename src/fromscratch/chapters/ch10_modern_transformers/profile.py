@@ -25,7 +25,7 @@ class ModernRun:
     timing_repeats: int  # 10.2: timed passes of each tokeniser over the same reviews (the median; one thread)
     # 10.4-10.5 our BERT: pretrained with masked LM on IMDb, then fine-tuned on the labels
     vocab_words: int  # chapter 06's word vocabulary (training reviews); BERT's adds 3 specials + [MASK]
-    bert: BertConfig  # the model; its max_len is also the reviews' length in fine-tuning and testing
+    bert: BertConfig  # the model; its context is also the reviews' length in fine-tuning and testing
     pretrain_len: int  # tokens per review while pretraining: the fine-tuning length (BERT: 128, then 512)
     pretrain_reviews: int | None  # unlabelled reviews used, plus all training reviews (None: all 50,000)
     pretrain_batch: int  # reviews per pretraining step
@@ -55,7 +55,7 @@ SMOKE = ModernRun(
     # the vocabulary: <pad>, <unk>, <cls> (ids 0-2, fromscratch.tokenizers.special), the words, then
     # [MASK], the last id
     bert=BertConfig(
-        vocab_size=2_000 + len(WORD_SPECIALS) + 1, emb=32, heads=2, depth=1, max_len=64, dropout=0.0
+        vocab_size=2_000 + len(WORD_SPECIALS) + 1, emb=32, heads=2, depth=1, context=64, dropout=0.0
     ),
     pretrain_len=64,
     pretrain_reviews=300,
@@ -93,7 +93,7 @@ CPU = replace(
     timing_repeats=5,
     vocab_words=5_000,
     bert=replace(
-        SMOKE.bert, vocab_size=5_000 + len(WORD_SPECIALS) + 1, emb=64, heads=4, depth=2, max_len=128
+        SMOKE.bert, vocab_size=5_000 + len(WORD_SPECIALS) + 1, emb=64, heads=4, depth=2, context=128
     ),
     pretrain_len=128,
     pretrain_reviews=None,
@@ -121,7 +121,7 @@ GPU = replace(
         emb=256,
         heads=8,
         depth=6,
-        max_len=256,
+        context=256,
         dropout=0.1,
     ),
     pretrain_len=256,

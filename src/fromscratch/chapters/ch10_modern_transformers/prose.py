@@ -28,7 +28,7 @@ NAMES = {"random": "random weights", "ours": "ours", "minilm": "MiniLM"}
 
 
 class ReferenceRun(Protocol):
-    """What the prose reads of chapter 06's run (its profile): ``model.max_len`` and ``train.epochs``."""
+    """What the prose reads of chapter 06's run (its profile): ``model.context`` and ``train.epochs``."""
 
     model: Any
     train: Any
@@ -112,10 +112,10 @@ def pretrained_vs_control(
     """Section 10.5: the pretrained encoder against the control (the same fine-tuning from random weights),
     one run each: pretrained and control, their test accuracies, on the ``data.test`` reviews of ``data``
     (the chapter's :func:`~fromscratch.chapters.ch10_modern_transformers.bert_imdb.imdb_for_bert`), read
-    ``run.bert.max_len`` words at a time (run: the chapter's sizes, ``prof.ch10``). For scale, chapter
+    ``run.bert.context`` words at a time (run: the chapter's sizes, ``prof.ch10``). For scale, chapter
     06's ``cpu`` reference run: chapter_06, its bag's and its transformer's accuracy (default: its
     ``results.json``); reference, its sizes (default: the ``cpu`` profile's)."""
-    n_test, max_len = len(data.test), run.bert.max_len
+    n_test, context = len(data.test), run.bert.context
     bag, transformer = (chapter_06 or CHAPTER_06).values()
     reference = reference or get_profile("cpu").ch06
     said = compare(pretrained, control, floor=_noise(pretrained, control, n_test))
@@ -136,8 +136,8 @@ def pretrained_vs_control(
         f"With every label, the pretrained encoder scores {pretrained:.1%} and the control {control:.1%} "
         f"on {n_test:,} test reviews (a balanced set: half right is chance), {verdict}. For scale, "
         f"chapter 06's `cpu` reference run scored {bag:.1%} and {transformer:.1%} with its bag of "
-        f"embeddings and its transformer, reading {reference.model.max_len:,} words of each review where "
-        f"these read {max_len:,}, for {plural(reference.train.epochs, 'epoch')}."
+        f"embeddings and its transformer, reading {reference.model.context:,} words of each review where "
+        f"these read {context:,}, for {plural(reference.train.epochs, 'epoch')}."
     )
 
 

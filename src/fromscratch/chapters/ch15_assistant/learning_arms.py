@@ -42,7 +42,7 @@ def lora_at_n(
     lora: dict,
     train_config: TrainConfig,
     batch_size: int,
-    max_len: int,
+    context: int,
     parts: Sequence[object],
     seed: int,
     device: torch.device | str = "cpu",
@@ -55,7 +55,7 @@ def lora_at_n(
         examples,
         batch_size,
         pad_id=tokenizer.special[IM_END],
-        max_len=max_len,
+        context=context,
         default_system=SMOLLM2_SYSTEM,
     )
     tuned, _ = lora_finetune(
@@ -74,20 +74,20 @@ def lora_at_n(
 def word_reviews(reviews: Reviews, texts: Sequence[str], vocab: Vocab, *, words: int) -> Reviews:
     """``reviews`` as chapter 06's classifier reads them here: the clipped ``texts`` in word ids."""
     ids = [torch.tensor(vocab.encode(tokenize(clip_words(t, words))) or [vocab.unk]) for t in texts]
-    return replace(reviews, ids=ids, max_len=max(len(i) for i in ids))
+    return replace(reviews, ids=ids, context=max(len(i) for i in ids))
 
 
 def wordpiece_reviews(
-    reviews: Reviews, texts: Sequence[str], tokenizer, *, words: int, max_len: int
+    reviews: Reviews, texts: Sequence[str], tokenizer, *, words: int, context: int
 ) -> Reviews:
     """``reviews`` as MiniLM reads them here: ``[CLS]`` + the clipped ``texts`` in WordPieces + ``[SEP]``
-    (cut further, head and tail, only past ``max_len``)."""
+    (cut further, head and tail, only past ``context``)."""
     tokenizer.no_truncation()
     tokenizer.no_padding()
     cls, sep = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
     pieces = tokenizer.encode_batch([clip_words(t, words) for t in texts], add_special_tokens=False)
-    ids = [torch.tensor([cls, *head_tail(p.ids, max_len - 2), sep]) for p in pieces]
-    return replace(reviews, ids=ids, max_len=max_len)
+    ids = [torch.tensor([cls, *head_tail(p.ids, context - 2), sep]) for p in pieces]
+    return replace(reviews, ids=ids, context=context)
 
 
 def classifier_at_n(
@@ -103,7 +103,7 @@ def classifier_at_n(
     """Chapter 06's classifier (``config``, from random weights) trained on ``reviews`` (ids ready:
     :func:`word_reviews`); its predictions on ``test`` ``(n,)``."""
     torch.manual_seed(seed)
-    model = Classifier(replace(config, max_len=max(config.max_len, reviews.max_len, test.max_len)))
+    model = Classifier(replace(config, context=max(config.context, reviews.context, test.context)))
     train(model, ReviewBatches(reviews, batch_size), classification_loss, train_config, device=device)
     return predict_labels(model, ReviewBatches(test, 64, shuffle=False), device=device).predicted.cpu()
 
@@ -151,7 +151,7 @@ def learning_arms(
         lora=size.lora,
         train_config=with_steps(size.imdb_train, steps),
         batch_size=size.batch_size,
-        max_len=size.max_tokens,
+        context=size.max_tokens,
         parts=[*parts, reviews.names],
         seed=seed,
         device=device,
@@ -172,7 +172,7 @@ def learning_arms(
         device=device,
     )
     encoder, wordpiece = minilm
-    length = dict(words=size.review_words, max_len=size.minilm.max_len)
+    length = dict(words=size.review_words, context=size.minilm.context)
     train_pieces = wordpiece_reviews(reviews, texts, wordpiece, **length)
     test_pieces = wordpiece_reviews(data.test, data.test_texts, wordpiece, **length)
     out["ch. 10 MiniLM"] = minilm_at_n(

@@ -116,9 +116,9 @@ SMOKE = ChatRun(
     epochs=1,
     min_steps=2,
     score_batch=8,
-    classifier=_classifier(1_000, emb=16, heads=2, depth=1, max_len=64),
+    classifier=_classifier(1_000, emb=16, heads=2, depth=1, context=64),
     classifier_train=TrainConfig(epochs=2, lr=3e-3, progress=False),
-    minilm=replace(LABEL_EFFICIENCY_RUNS["smoke"], max_len=48, min_steps=1),
+    minilm=replace(LABEL_EFFICIENCY_RUNS["smoke"], context=48, min_steps=1),
 )
 # cpu: the real 135M model; the 20/1,000/20x64 checks, a 30-step LoRA-SFT, a 40-step DPO, stories260K's
 # SFT, IMDb on 200 test reviews with N = 8, 32, 128 labels and 3 seeds: 58 min measured on 2026-11-28
@@ -154,9 +154,9 @@ CPU = replace(
     shot_draws=3,
     imdb_train=TrainConfig(lr=1e-3),
     min_steps=6,
-    classifier=_classifier(10_000, emb=64, heads=4, depth=1, max_len=128, dropout=0.1),
+    classifier=_classifier(10_000, emb=64, heads=4, depth=1, context=128, dropout=0.1),
     classifier_train=TrainConfig(epochs=20, lr=3e-3, warmup_steps=5, weight_decay=0.01, progress=False),
-    minilm=replace(LABEL_EFFICIENCY_RUNS["cpu"], max_len=128, min_steps=30),
+    minilm=replace(LABEL_EFFICIENCY_RUNS["cpu"], context=128, min_steps=30),
 )
 # gpu (planned, never measured: no GPU was lent to this chapter): all 25,000 test reviews, N up to 512, five
 # draws of shots, a longer SFT and DPO; the checks as in cpu. The plan: 25,000 reviews x (1 zero-shot + 10
@@ -176,8 +176,8 @@ GPU = replace(
     shot_draws=5,
     min_steps=20,
     score_batch=64,
-    classifier=_classifier(20_000, emb=64, heads=4, depth=1, max_len=128, dropout=0.1),
-    minilm=replace(LABEL_EFFICIENCY_RUNS["gpu"], max_len=128),
+    classifier=_classifier(20_000, emb=64, heads=4, depth=1, context=128, dropout=0.1),
+    minilm=replace(LABEL_EFFICIENCY_RUNS["gpu"], context=128),
 )
 RUNS = {"smoke": SMOKE, "cpu": CPU, "gpu": GPU}
 
