@@ -33,7 +33,6 @@ import torch
 
 from fromscratch.blocks.lora import add_lora
 from fromscratch.chapters import get_profile
-from fromscratch.chapters.ch10_modern_transformers.label_efficiency import minilm_encoder
 from fromscratch.chapters.ch15_assistant.assistant import chat_model_file
 from fromscratch.chapters.ch15_assistant.assistant_imdb import (
     arm,
@@ -56,6 +55,7 @@ from fromscratch.data.instructions import (
 )
 from fromscratch.data.multi30k import load_multi30k
 from fromscratch.interop.gguf_llama import read_gguf_llama
+from fromscratch.interop.minilm import minilm_encoder
 from fromscratch.tokenizers.words import SPECIALS
 from fromscratch.training.memory import mib
 from fromscratch.training.sft import step_cost

@@ -53,20 +53,18 @@ from fromscratch.chapters.ch10_modern_transformers.bert_imdb import pretraining_
 from fromscratch.chapters.ch10_modern_transformers.figures import label_efficiency_plot
 from fromscratch.chapters.ch10_modern_transformers.label_efficiency import (
     CHAPTER_06,
-    INITS,
     bert_data,
-    finetune,
-    fresh_encoder,
     masked_lm_eval,
-    minilm_encoder,
     pretrained_bert,
     review_accuracy,
     splits,
     word_reviews,
     wordpiece_reviews,
 )
+from fromscratch.interop.minilm import minilm_encoder
 from fromscratch.metrics.unigram import copy_aware_floor, entropy, masked_token_counts, unigram_mlm_loss
 from fromscratch.tokenizers.special import WORD_SPECIALS
+from fromscratch.training.finetune import INITS, finetune, fresh_encoder
 
 GOAL_LABELS = (100, 1_000)  # issue 23's goals are set at these N: run first
 
@@ -188,7 +186,7 @@ def main() -> None:
     def one_run(init: str, n: int, seed: int, lr: float):
         encoder = fresh_encoder(
             init,
-            modern,
+            modern.bert,
             seed=seed,
             dropout=run.dropout,
             pretrained=encoders.get("ours"),

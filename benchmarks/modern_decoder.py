@@ -83,7 +83,7 @@ def ablation(run, data, seeds: int, plot: str | None) -> None:
         import matplotlib
 
         matplotlib.use("Agg")
-        from fromscratch.chapters.ch14_modern_decoders.figures import ablation_curves
+        from fromscratch.viz import ablation_curves
 
         mean_curves = {}
         for name, runs in curves.items():

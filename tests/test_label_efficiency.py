@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from fromscratch.chapters.ch10_modern_transformers.label_efficiency import head_tail
 from fromscratch.chapters.ch10_modern_transformers.label_sizes import LABEL_EFFICIENCY_RUNS
+from fromscratch.training.finetune import head_tail
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -73,3 +73,15 @@ def test_masked_lm_eval_scores_every_chosen_position_or_only_the_mask_ones():
     assert masked > 0 and chosen > 0 and masked != chosen
     with pytest.raises(ValueError, match="positions"):
         masked_lm_eval(model, batches, positions="all")
+
+
+def test_chapter_15_fine_tunes_minilm_with_chapter_10s_recipe():
+    """Chapter 15 writes chapter 10's MiniLM recipe out in its own profile (a chapter owns its folder):
+    the fine-tuning fields must stay equal to chapter 10's."""
+    from fromscratch.chapters.ch15_assistant.profile import MINILM_CPU, MINILM_SMOKE
+
+    for name, ours in (("smoke", MINILM_SMOKE), ("cpu", MINILM_CPU), ("gpu", MINILM_CPU)):
+        theirs = LABEL_EFFICIENCY_RUNS[name]
+        for field in ("batch", "finetune", "warmup", "pooling", "dropout"):
+            assert getattr(ours, field) == getattr(theirs, field), (name, field)
+        assert ours.lr("minilm") == theirs.lr("minilm"), name

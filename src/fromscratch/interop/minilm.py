@@ -1,4 +1,5 @@
-"""The Hugging Face twin of all-MiniLM-L6-v2 (chapter 10 and the tests): the oracle for ``load_bert``.
+"""all-MiniLM-L6-v2 in our ``BertEncoder`` (:func:`minilm_encoder`, chapters 10 and 15), and its Hugging Face
+twin (chapter 10 and the tests): the oracle for ``load_bert``.
 
 :func:`fromscratch.interop.huggingface.load_bert` reads the registered MiniLM files into **our**
 ``BertEncoder``; :func:`hf_minilm` reads the same files into Hugging Face's ``BertModel``, so the two
@@ -8,10 +9,13 @@ can be compared on the same ids (chapter 10, section 10.6, and ``tests/test_bert
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from torch import nn
 
 from fromscratch.data.pretrained import MINILM
 from fromscratch.data.registry import fetch
+from fromscratch.models.bert import BertEncoder
 
 BUFFERS = {"embeddings.position_ids"}  # a buffer of 0..511 some versions save and others rebuild
 
@@ -37,4 +41,15 @@ def hf_minilm() -> nn.Module:
     return model.eval()
 
 
-__all__ = ["hf_minilm"]
+def minilm_encoder(dropout: float) -> tuple[BertEncoder, object]:
+    """all-MiniLM-L6-v2 in our ``BertEncoder`` with ``dropout`` (its training's: 0.1), and its tokenizer
+    (chapters 10 and 15 fine-tune it)."""
+    from fromscratch.interop.huggingface import load_bert
+
+    loaded, tokenizer = load_bert("all-MiniLM-L6-v2")
+    encoder = BertEncoder(replace(loaded.config, dropout=dropout))
+    encoder.load_state_dict(loaded.state_dict())
+    return encoder, tokenizer
+
+
+__all__ = ["hf_minilm", "minilm_encoder"]

@@ -7,6 +7,7 @@ A figure only one chapter draws lives in that chapter's folder
 - ``attention``: attention heatmaps, a grid of them, matrices side by side, chapter 03's curves against
   the head width (chapters 02-04, 06, 07, 09, 11, 13, 14);
 - ``scaling``: how a cost grows with the length, log-log with fitted slopes (chapters 11, 16);
+- ``curves``: training curves, one smoothed line per run (``ablation_curves``, chapters 14, 15);
 - ``bertviz``: bertviz's interactive attention views for our models;
 - ``text``: prose computed from a run, wrapped text, tables, tokens shaded by a score;
 - ``diagrams``: the architecture drawn by code, for the chapters and the slide decks;
@@ -23,6 +24,7 @@ Everything else listed is also available as ``fromscratch.viz.<name>``.
 from fromscratch.viz import (
     attention,
     bertviz,
+    curves,
     diagrams,
     explorers,  # interactive figures, precomputed
     precomputed,  # viz.frames: every frame drawn in Python, swapped by a few lines of JavaScript
@@ -32,6 +34,7 @@ from fromscratch.viz import (
 )
 from fromscratch.viz.attention import *  # noqa: F403
 from fromscratch.viz.bertviz import *  # noqa: F403
+from fromscratch.viz.curves import *  # noqa: F403
 from fromscratch.viz.diagrams import *  # noqa: F403
 from fromscratch.viz.explorers import *  # noqa: F403
 from fromscratch.viz.precomputed import *  # noqa: F403
@@ -49,4 +52,5 @@ __all__ = [
     *precomputed.__all__,
     *explorers.__all__,
     *scaling.__all__,
+    *curves.__all__,
 ]

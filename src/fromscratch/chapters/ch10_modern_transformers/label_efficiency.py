@@ -11,7 +11,8 @@ points, on ``N`` labelled training reviews, each scored on the same balanced tes
 Every review is cut to ``context`` tokens of its own tokenizer, keeping its head and its tail
 (Sun et al. 2019: the start and the end of a review say most about it). ``benchmarks/label_efficiency.py``
 runs the whole table; its sizes are the profile's (``prof.ch10.label_efficiency``, a
-:class:`~.label_sizes.LabelEfficiencyRun`). Shape legend: ``t`` length.
+:class:`~fromscratch.training.finetune.LabelEfficiencyRun`; the fine-tuning itself is
+:mod:`fromscratch.training.finetune`'s). Shape legend: ``t`` length.
 """
 
 from __future__ import annotations
@@ -25,20 +26,19 @@ from fromscratch.chapters.ch10_modern_transformers.bert_imdb import (
     bert_checkpoint,
     pretraining_batches,
 )
-from fromscratch.chapters.ch10_modern_transformers.label_sizes import LabelEfficiencyRun
 from fromscratch.chapters.ch10_modern_transformers.profile import ModernRun
 from fromscratch.chapters.results import quoted
 from fromscratch.data.imdb import ReviewBatches, Reviews, load_imdb
 from fromscratch.data.pretraining import MaskedBatches
 from fromscratch.metrics import predict_labels
-from fromscratch.models.bert import BertEncoder, BertForClassification, BertForPretraining
+from fromscratch.models.bert import BertForClassification, BertForPretraining
 from fromscratch.models.pool_dropout import use_pool_dropout
 from fromscratch.tokenizers.special import CLS, IGNORE
 from fromscratch.training import History, train
-from fromscratch.training.losses import classification_loss, masked_lm_loss
+from fromscratch.training.finetune import LabelEfficiencyRun, head_tail
+from fromscratch.training.losses import masked_lm_loss
 from fromscratch.utils import evaluating
 
-INITS = ("random", "ours", "minilm")
 # chapter 06's cpu reference run (its results.json), for the curve's horizontal lines: trained on all its
 # training reviews at 512 tokens, scored on all 25,000 test reviews
 _LABELS = f"{quoted('06', 'train_reviews'):,} labels"
@@ -49,15 +49,6 @@ CHAPTER_06 = {
 
 
 # --- data ----------------------------------------------------------------------------------------
-def head_tail(ids: list[int] | torch.Tensor, n: int) -> list[int]:
-    """At most ``n`` ids: all of them, or the first quarter of ``n`` and the last three quarters."""
-    ids = ids.tolist() if isinstance(ids, torch.Tensor) else list(ids)
-    if len(ids) <= n:
-        return ids
-    head = n // 4
-    return ids[:head] + ids[len(ids) - (n - head) :]
-
-
 def word_reviews(reviews: Reviews, context: int) -> Reviews:
     """``reviews`` (word ids, uncut) as our BERT reads them: ``<cls>`` + head and tail, ``<= context``."""
     ids = [torch.tensor([CLS, *head_tail(r, context - 1)]) for r in reviews.ids]
@@ -147,34 +138,6 @@ def masked_lm_eval(
     return total / count
 
 
-def minilm_encoder(dropout: float) -> tuple[BertEncoder, object]:
-    """all-MiniLM-L6-v2 in our ``BertEncoder`` with ``dropout`` (its training's: 0.1), and its tokenizer."""
-    from fromscratch.interop.huggingface import load_bert
-
-    loaded, tokenizer = load_bert("all-MiniLM-L6-v2")
-    encoder = BertEncoder(replace(loaded.config, dropout=dropout))
-    encoder.load_state_dict(loaded.state_dict())
-    return encoder, tokenizer
-
-
-def finetune(
-    encoder: BertEncoder,
-    reviews: Reviews,
-    run: LabelEfficiencyRun,
-    lr: float,
-    *,
-    seed: int,
-    device: torch.device | str = "cpu",
-) -> BertForClassification:
-    """Fine-tune ``encoder`` (changed in place: pass a copy) with a fresh head on ``reviews`` (ids ready,
-    :func:`word_reviews` or :func:`wordpiece_reviews`); the head, dropout and batch order follow ``seed``."""
-    torch.manual_seed(seed)
-    classifier = use_pool_dropout(BertForClassification(encoder, 2, dropout=run.dropout, pooling=run.pooling))
-    batches = ReviewBatches(reviews, run.batch, generator=torch.Generator().manual_seed(seed))
-    train(classifier, batches, classification_loss, run.config(len(reviews), lr), device=device)
-    return classifier
-
-
 def review_accuracy(
     classifier: BertForClassification, reviews: Reviews, *, device: torch.device | str = "cpu"
 ) -> float:
@@ -183,37 +146,10 @@ def review_accuracy(
     return predict_labels(classifier, ReviewBatches(reviews, 64, shuffle=False), device=device).accuracy
 
 
-def fresh_encoder(
-    init: str,
-    modern: ModernRun | None,
-    *,
-    seed: int,
-    dropout: float,
-    pretrained: BertEncoder | None = None,
-    minilm: BertEncoder | None = None,
-) -> BertEncoder:
-    """A new encoder to fine-tune, with ``dropout``: ``random`` (seeded), or a copy of the ``ours``/``minilm``
-    one's weights (``ours`` may have pretrained without dropout)."""
-    if init == "random":
-        torch.manual_seed(seed)
-        return BertEncoder(replace(modern.bert, dropout=dropout))
-    source = {"ours": pretrained, "minilm": minilm}.get(init)
-    if source is None:
-        raise ValueError(f"init must be one of {', '.join(INITS)} (with its encoder passed), got {init!r}.")
-    encoder = BertEncoder(replace(source.config, dropout=dropout))
-    encoder.load_state_dict(source.state_dict())
-    return encoder
-
-
 __all__ = [
     "CHAPTER_06",
-    "INITS",
     "bert_data",
-    "finetune",
-    "fresh_encoder",
-    "head_tail",
     "masked_lm_eval",
-    "minilm_encoder",
     "pretrained_bert",
     "review_accuracy",
     "splits",

@@ -1,7 +1,5 @@
-"""Plots of chapter 14: the ablation's learning curves, and grouped-query attention.
+"""Plots of chapter 14: grouped-query attention (the ablation's curves are ``viz.ablation_curves``).
 
-- :func:`ablation_curves`: training loss against steps (or seconds) of training, one smoothed line per
-  rung (14.1);
 - :func:`gqa_plot`: KV-cache size and decoding speed against the number of key/value heads (14.2);
 - :func:`kv_cache_plot`: the KV cache's size against the length, one line per number of key/value
   heads (14.2).
@@ -18,34 +16,7 @@ import numpy as np
 
 from fromscratch.viz.style import BOOK_WIDTH, FAINT, PALETTE
 
-__all__ = ["ablation_curves", "gqa_plot", "kv_cache_plot"]
-
-
-def ablation_curves(
-    curves: Mapping[str, tuple[Sequence[float], Sequence[float]]],
-    *,
-    smooth: int = 25,
-    xlabel: str = "seconds of training",
-    ylabel: str = "training loss (bits per byte)",
-    title: str = "the same clock for every rung",
-):
-    """``curves``: ``{rung: (x, losses)}``, one point per step, ``x`` the steps or the seconds of training
-    (evaluations not counted): the budget every rung had. Each line is the mean of ``smooth``
-    consecutive steps (fewer for short runs), so the rungs can be told apart."""
-    fig, ax = plt.subplots(figsize=(min(BOOK_WIDTH, 7.0), 3.8), layout="constrained")
-    for n, (name, (seconds, losses)) in enumerate(curves.items()):
-        values = np.asarray(losses, dtype=float)
-        k = max(1, min(smooth, len(values) // 5 or 1))
-        smoothed = np.convolve(values, np.ones(k) / k, mode="valid") if len(values) >= k else values
-        ax.plot(
-            list(seconds)[len(values) - len(smoothed) :],
-            smoothed,
-            color=PALETTE[n % len(PALETTE)],
-            label=name,
-        )
-    ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
-    ax.legend(fontsize="small")
-    return fig
+__all__ = ["gqa_plot", "kv_cache_plot"]
 
 
 def gqa_plot(

@@ -18,14 +18,12 @@ Shapes: ``b`` prompts in a batch, ``t`` tokens, ``c`` choices, ``V`` vocabulary.
 
 from __future__ import annotations
 
-import contextlib
 import copy
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
 import torch
-from torch import nn
 
 from fromscratch.attention import KVCache
 from fromscratch.blocks.lora import add_lora
@@ -111,18 +109,6 @@ def common_prefix(sequences: Sequence[Sequence[int]]) -> list[int]:
     return first[:n]
 
 
-@contextlib.contextmanager
-def hidden_states(model: Llama):
-    """Inside, ``model(ids)`` returns the final hidden states ``(b, t, e)`` instead of logits ``(b, t, V)``
-    (its output layer set aside), so a caller projects only the positions and tokens it needs."""
-    head = model.to_logits
-    model.to_logits = nn.Identity()
-    try:
-        yield head.weight  # (V, e)
-    finally:
-        model.to_logits = head
-
-
 @torch.no_grad()
 def label_logits(
     model: Llama, prompts: Sequence[Sequence[int]], choices: Sequence[int], *, batch: int
@@ -136,10 +122,10 @@ def label_logits(
     device = next(model.parameters()).device
     prefix = common_prefix(prompts)[: min(len(p) for p in prompts) - 1]  # every prompt keeps >= 1 own token
     shared = model.new_cache()
-    with evaluating(model), hidden_states(model) as output:
-        rows_out = output[list(choices)]  # (c, e)
+    with evaluating(model):
+        rows_out = model.to_logits.weight[list(choices)]  # (c, e): only the choices' rows are projected
         if prefix:
-            model(torch.tensor([prefix], device=device), cache=shared)
+            model.hidden(torch.tensor([prefix], device=device), cache=shared)
         out = []
         for start in range(0, len(prompts), batch):
             rows = [list(p[len(prefix) :]) for p in prompts[start : start + batch]]
@@ -152,7 +138,7 @@ def label_logits(
                 if theirs.keys is not None:
                     mine.keys = theirs.keys.expand(len(rows), -1, -1, -1)  # (b, hk, t_prefix, s)
                     mine.values = theirs.values.expand(len(rows), -1, -1, -1)
-            hidden = model(ids.to(device), cache=cache if prefix else None)  # (b, t, e)
+            hidden = model.hidden(ids.to(device), cache=cache if prefix else None)  # (b, t, e)
             last = hidden[torch.arange(len(rows)), (lengths - 1).to(device)]  # (b, e): after each prompt
             out.append((last @ rows_out.T).float().cpu())  # (b, c)
     return torch.cat(out)  # (n, c)
@@ -275,7 +261,6 @@ __all__ = [
     "lora_finetune",
     "CARD_SAMPLING",
     "continue_ids",
-    "hidden_states",
     "prompt_ids",
     "reply",
     "stand_in_tokenizer",

@@ -16,8 +16,6 @@ from dataclasses import replace
 
 import torch
 
-from fromscratch.chapters.ch10_modern_transformers.label_efficiency import finetune, fresh_encoder, head_tail
-from fromscratch.chapters.ch10_modern_transformers.label_sizes import LabelEfficiencyRun
 from fromscratch.chapters.ch15_assistant.assistant import lora_finetune
 from fromscratch.chapters.ch15_assistant.assistant_imdb import SentimentData, labelled, prompting_logits
 from fromscratch.data.imdb import ReviewBatches, Reviews
@@ -29,6 +27,7 @@ from fromscratch.tokenizers.bpe import BytePairEncoding
 from fromscratch.tokenizers.chat import IM_END, SMOLLM2_SYSTEM
 from fromscratch.tokenizers.words import Vocab, tokenize
 from fromscratch.training import TrainConfig, train
+from fromscratch.training.finetune import LabelEfficiencyRun, finetune, fresh_encoder, head_tail
 from fromscratch.training.losses import classification_loss
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import torch
 
-from fromscratch.chapters.ch15_assistant.assistant import hidden_states, prompt_ids
+from fromscratch.chapters.ch15_assistant.assistant import prompt_ids
 from fromscratch.chapters.ch15_assistant.paired import mean_interval
 from fromscratch.data.instructions import Pair, PairBatches
 from fromscratch.metrics.intervals import Proportion, wilson_interval
@@ -50,8 +50,8 @@ def first_token_kl(policy: Llama, reference: Llama, tokenizer, pairs: list[Pair]
         ids = torch.tensor([prompt_ids(tokenizer, list(pair.prompt))], device=device)  # (1, t)
         logp = []
         for model in (policy, reference):
-            with evaluating(model), hidden_states(model) as head:
-                logp.append(torch.log_softmax((model(ids)[0, -1] @ head.T).float(), dim=-1))  # (V,)
+            with evaluating(model):
+                logp.append(torch.log_softmax(model(ids)[0, -1].float(), dim=-1))  # (V,)
         out.append(float((logp[0].exp() * (logp[0] - logp[1])).sum()))
     return torch.tensor(out)
 

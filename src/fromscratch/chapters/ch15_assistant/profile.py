@@ -14,14 +14,34 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from fromscratch.chapters.ch10_modern_transformers.label_sizes import (
-    LABEL_EFFICIENCY_RUNS,
-    LabelEfficiencyRun,
-)
 from fromscratch.models.classifier import ClassifierConfig
 from fromscratch.models.llama import LlamaConfig
 from fromscratch.tokenizers.words import SPECIALS
 from fromscratch.training import TrainConfig
+from fromscratch.training.finetune import LabelEfficiencyRun
+
+# 15.6's MiniLM arm: chapter 10's fine-tuning recipe (its label_sizes.py: the MiniLM learning rate its
+# benchmark picked, batch, epochs, warm-up, pooling, dropout), written out here because a chapter owns its
+# folder; tests/test_label_efficiency.py checks the two stay equal. Only the fine-tuning fields are read.
+MINILM_SMOKE = LabelEfficiencyRun(
+    labels=(),
+    seeds=1,
+    many_seeds_up_to=0,
+    test_reviews=0,
+    val_reviews=0,
+    lr_labels=0,
+    lrs=(("minilm", (1e-4,)),),
+    picked=(("minilm", 1e-4),),
+    chapter_labels=(),
+    context=48,
+    batch=8,
+    finetune=TrainConfig(epochs=1, weight_decay=0.01),
+    min_steps=1,
+    warmup=0.1,
+    pooling="mean",
+    dropout=0.0,
+)
+MINILM_CPU = replace(MINILM_SMOKE, context=128, batch=16, min_steps=30, dropout=0.1, picked_in="cpu")
 
 
 @dataclass(frozen=True)
@@ -118,7 +138,7 @@ SMOKE = ChatRun(
     score_batch=8,
     classifier=_classifier(1_000, emb=16, heads=2, depth=1, context=64),
     classifier_train=TrainConfig(epochs=2, lr=3e-3, progress=False),
-    minilm=replace(LABEL_EFFICIENCY_RUNS["smoke"], context=48, min_steps=1),
+    minilm=MINILM_SMOKE,
 )
 # cpu: the real 135M model; the 20/1,000/20x64 checks, a 30-step LoRA-SFT, a 40-step DPO, stories260K's
 # SFT, IMDb on 200 test reviews with N = 8, 32, 128 labels and 3 seeds: 58 min measured on 2026-11-28
@@ -156,7 +176,7 @@ CPU = replace(
     min_steps=6,
     classifier=_classifier(10_000, emb=64, heads=4, depth=1, context=128, dropout=0.1),
     classifier_train=TrainConfig(epochs=20, lr=3e-3, warmup_steps=5, weight_decay=0.01, progress=False),
-    minilm=replace(LABEL_EFFICIENCY_RUNS["cpu"], context=128, min_steps=30),
+    minilm=MINILM_CPU,
 )
 # gpu (planned, never measured: no GPU was lent to this chapter): all 25,000 test reviews, N up to 512, five
 # draws of shots, a longer SFT and DPO; the checks as in cpu. The plan: 25,000 reviews x (1 zero-shot + 10
@@ -177,7 +197,7 @@ GPU = replace(
     min_steps=20,
     score_batch=64,
     classifier=_classifier(20_000, emb=64, heads=4, depth=1, context=128, dropout=0.1),
-    minilm=replace(LABEL_EFFICIENCY_RUNS["gpu"], context=128),
+    minilm=MINILM_CPU,
 )
 RUNS = {"smoke": SMOKE, "cpu": CPU, "gpu": GPU}
 
