@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import dataclasses
 import hashlib
 import importlib
 import io
@@ -82,6 +83,22 @@ def name(run: dict[str, Any]) -> str:
 # --- on the device --------------------------------------------------------------------------------------
 
 
+RENAMED = {"max_len": "context"}  # attributes the package renamed since a record was pickled: old -> new
+
+
+def renamed(model: nn.Module) -> None:
+    """Give a model pickled before a rename the attributes (and config fields) today's code reads."""
+    for module in model.modules():
+        for old, new in RENAMED.items():
+            if old in vars(module) and new not in vars(module):
+                setattr(module, new, vars(module)[old])
+        config = vars(module).get("config")
+        if config is not None and dataclasses.is_dataclass(config):
+            for old, new in RENAMED.items():
+                if old in vars(config) and new not in vars(config):
+                    object.__setattr__(config, new, vars(config)[old])
+
+
 def rebuild(run: dict[str, Any], device: torch.device) -> nn.Module:
     """The run's model on ``device`` (see the module's docstring)."""
     about = run["model"]
@@ -95,6 +112,7 @@ def rebuild(run: dict[str, Any], device: torch.device) -> nn.Module:
         model = torch.load(io.BytesIO(base64.b64decode(about["pickle"])), weights_only=False)
     except AttributeError as error:  # a class the notebook defined
         raise Skipped(f"{about['class']} is defined in its notebook ({error})") from None
+    renamed(model)
     fresh: dict[int, torch.Tensor] = {}  # one new tensor per recorded one: tied weights stay tied
     for module in model.modules():
         for store in (module._parameters, module._buffers):
