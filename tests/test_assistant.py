@@ -134,10 +134,33 @@ def test_paired_tests():
     flip = coin.clone()
     flip[:4] = ~flip[:4]  # two arms that differ on 4 of 200 reviews, in both directions
     assert paired_bootstrap(coin, flip).verdict == "not distinguishable"
-    seeds = torch.stack([a, b])  # (2 runs, 100): averaged per review first
+    seeds = torch.stack([a, b])  # (2 runs, 100)
     assert paired_bootstrap(seeds, b).value == pytest.approx(0.1) and paired_bootstrap(seeds, b).p is None
+    probabilities = torch.linspace(0.2, 0.8, 100)
+    d = paired_bootstrap(probabilities + 0.1, probabilities)  # float tables: mean differences
+    assert d.value == pytest.approx(0.1) and d.low == pytest.approx(0.1) and d.p is None
     mean, low, high = mean_interval(torch.arange(10.0))
     assert low < mean == 4.5 < high
+
+
+def test_the_paired_interval_holds_the_spread_between_seeds():
+    from fromscratch.chapters.ch15_assistant.paired import paired_bootstrap
+
+    generator = torch.Generator().manual_seed(0)
+    n = 5_000
+    steady = torch.rand(n, generator=generator) < 0.7
+    # three seeds of one arm that disagree (95, 55 and 80 %): 7 points ahead on average, but one seed
+    # is far behind; resampling the reviews alone would call it ahead
+    unsteady = torch.stack([torch.rand(n, generator=generator) < p for p in (0.95, 0.55, 0.8)])
+    d = paired_bootstrap(unsteady, steady)
+    assert d.value == pytest.approx(0.07, abs=0.02) and d.verdict == "not distinguishable"
+    assert d.low < -0.1 and d.high > 0.2  # about the seeds' own range
+    reviews_only = (unsteady.float().mean(0) - steady.float())[
+        torch.randint(n, (500, n), generator=generator)
+    ].mean(1)
+    assert reviews_only.quantile(0.025) > 0  # what the seed-blind interval says
+    agreeing = torch.stack([torch.rand(n, generator=generator) < 0.77 for _ in range(3)])
+    assert paired_bootstrap(agreeing, steady).verdict == "ahead"  # seeds that agree: still decided
 
 
 def test_chat_tokens_keep_the_base_model_and_the_template(tiny):

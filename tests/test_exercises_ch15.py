@@ -102,7 +102,39 @@ def test_check_calibrate(capsys):
     assert "not attempted yet" in capsys.readouterr().out
 
 
+def test_check_dpo_loss(capsys):
+    def by_hand(pc, pr, rc, rr, beta):
+        margin = (pc - rc) - (pr - rr)
+        return -torch.nn.functional.logsigmoid(beta * margin).mean()
+
+    def no_reference(pc, pr, rc, rr, beta):  # the policy's margin alone: not DPO
+        return -torch.nn.functional.logsigmoid(beta * (pc - pr)).mean()
+
+    def sign_flipped(pc, pr, rc, rr, beta):  # prefers the rejected answer
+        return -torch.nn.functional.logsigmoid(-beta * ((pc - rc) - (pr - rr))).mean()
+
+    def summed(pc, pr, rc, rr, beta):  # a sum over the pairs, not the mean
+        return -torch.nn.functional.logsigmoid(beta * ((pc - rc) - (pr - rr))).sum()
+
+    def overflows(pc, pr, rc, rr, beta):  # log(sigmoid(x)) written out: -inf for a large negative margin
+        return -torch.log(1 / (1 + torch.exp(-beta * ((pc - rc) - (pr - rr))))).mean()
+
+    def the_package(pc, pr, rc, rr, beta):
+        return dpo.dpo_loss(pc, pr, rc, rr, beta=beta)
+
+    assert ch15.check_dpo_loss(by_hand) is True
+    assert "✓ by_hand" in capsys.readouterr().out
+    for wrong in (no_reference, sign_flipped, summed, overflows):
+        assert ch15.check_dpo_loss(wrong) is False, wrong.__name__
+        assert "✗" in capsys.readouterr().out
+    assert ch15.check_dpo_loss(the_package) is False
+    assert "write it yourself" in capsys.readouterr().out
+    assert ch15.check_dpo_loss(stub) is None
+    assert "not attempted yet" in capsys.readouterr().out
+
+
 def test_checking_leaves_the_global_random_state_alone(global_rng_untouched):
     ch15.check_quantize_q4_1(stub)
     ch15.check_sequence_logprob(stub)
     ch15.check_calibrate(stub)
+    ch15.check_dpo_loss(stub)

@@ -127,29 +127,54 @@ class Arm:
     n: int  # labelled reviews it learned from or was shown (0: none)
     correct: torch.Tensor  # bool (runs, reviews): one row per seed or draw
     said_positive: float  # the share of answers "positive" (half the reviews are)
+    p_positive: torch.Tensor | None = None  # float (runs, reviews): a prompt's probability of `positive`
+    content_free: torch.Tensor | None = None  # float (runs, 3): p(positive) of CONTENT_FREE, per run
 
     @property
     def accuracy(self) -> float:
         return self.correct.float().mean().item()
 
+    def per_run(self) -> list[float]:
+        """Each run's accuracy (seed or draw), in order."""
+        return self.correct.float().mean(1).tolist()
 
-def arm(name: str, n: int, predictions: Sequence[torch.Tensor], labels: torch.Tensor) -> Arm:
-    """An :class:`Arm` from its predictions ``(reviews,)`` per run against ``labels`` ``(reviews,)``."""
+
+def _p_positive(logits: Sequence[torch.Tensor] | None) -> torch.Tensor | None:
+    if logits is None:
+        return None
+    return torch.stack([torch.softmax(x.float().cpu(), dim=-1)[:, 1] for x in logits])  # (runs, m)
+
+
+def arm(
+    name: str,
+    n: int,
+    predictions: Sequence[torch.Tensor],
+    labels: torch.Tensor,
+    *,
+    logits: Sequence[torch.Tensor] | None = None,
+    content_free: Sequence[torch.Tensor] | None = None,
+) -> Arm:
+    """An :class:`Arm` from its predictions ``(reviews,)`` per run against ``labels`` ``(reviews,)``; for a
+    prompting arm, its ``logits`` ``(reviews, 2)`` per run (kept as p(positive)), and for a calibrated one
+    the content-free logits ``(3, 2)`` per run it was calibrated with."""
     predicted = torch.stack([p.cpu().long() for p in predictions])  # (runs, reviews)
-    return Arm(name, n, predicted == labels.cpu()[None], (predicted == 1).float().mean().item())
+    said = (predicted == 1).float().mean().item()
+    return Arm(name, n, predicted == labels.cpu()[None], said, _p_positive(logits), _p_positive(content_free))
 
 
 def table_rows(arms: Sequence[Arm], baseline: Arm) -> list[tuple]:
     """One row per arm: name, N, runs, accuracy (mean over runs), each run's, the share answered
-    ``positive``, and the paired difference from ``baseline`` with its 95 % interval (points)."""
+    ``positive`` (and, for a prompt, its mean probability of ``positive``), and the paired difference from
+    ``baseline`` with its 95 % interval (points; seeds, then reviews resampled)."""
     rows = []
     for a in arms:
         d = paired_bootstrap(a.correct, baseline.correct)
-        runs = " / ".join(f"{x:.1%}" for x in a.correct.float().mean(1).tolist())
+        runs = " / ".join(f"{x:.1%}" for x in a.per_run())
         versus = "" if a is baseline else f"{d.value * 100:+.1f} [{d.low * 100:+.1f}, {d.high * 100:+.1f}]"
-        rows.append(
-            (a.name, a.n, a.correct.size(0), f"{a.accuracy:.1%}", runs, f"{a.said_positive:.0%}", versus)
-        )
+        said = f"{a.said_positive:.0%}"
+        if a.p_positive is not None:
+            said += f" (p {a.p_positive.mean():.2f})"
+        rows.append((a.name, a.n, a.correct.size(0), f"{a.accuracy:.1%}", runs, said, versus))
     return rows
 
 

@@ -12,7 +12,9 @@ SmolLM2-Instruct from SmolLM2, at toy scale:
 3. **SFT** of every weight with the assistant-only loss (:func:`~fromscratch.training.sft.assistant_loss`),
    as SmolLM2-Instruct was made (full fine-tuning, not LoRA);
 4. :func:`follows`: on requests whose (name, thing) pair was never trained on, does a reply end its turn
-   with ``<|im_end|>``, and does it name the person and the thing asked for?
+   with ``<|im_end|>``, and does it name the person and the thing asked for? Every trained answer opens
+   with the same sentence, so naming both measures copying two slots into a learned opening; a
+   :data:`FREE_FORM` request (:func:`answers`) shows what the model does outside that template.
 """
 
 from __future__ import annotations
@@ -92,6 +94,10 @@ def request(name: str, thing: str) -> str:
     return f"Write a short story about {name} and a {thing}."
 
 
+# a request outside the trained template: no name, no thing, another wording (nothing to copy)
+FREE_FORM = "Tell me what happens on a rainy day at the park."
+
+
 def held_out_pairs() -> list[tuple[str, str]]:
     """The (name, thing) pairs never trained on: every name and every thing appears in training, with
     other partners (one pair in six: ``(i + j) % 6 == 0``)."""
@@ -142,10 +148,16 @@ def replies(
     model: Llama, tokenizer: ChatPieces, pairs: Sequence[tuple[str, str]], *, max_new: int
 ) -> list[tuple[str, bool]]:
     """Greedy replies to the requests of ``pairs``: ``(text, ended with <|im_end|>)`` each."""
+    return answers(model, tokenizer, [request(*pair) for pair in pairs], max_new=max_new)
+
+
+def answers(
+    model: Llama, tokenizer: ChatPieces, requests: Sequence[str], *, max_new: int
+) -> list[tuple[str, bool]]:
+    """Greedy replies to any ``requests`` (a user turn each): ``(text, ended with <|im_end|>)`` each."""
     end = tokenizer.special[IM_END]
     prompts = [
-        prompt_ids(tokenizer, [{"role": "user", "content": request(*pair)}], default_system=None)
-        for pair in pairs
+        prompt_ids(tokenizer, [{"role": "user", "content": text}], default_system=None) for text in requests
     ]
     out = []
     for new in _continue(model, prompts, steps=max_new, temperature=0.0, stop=(end,)):
@@ -186,11 +198,13 @@ def follows(replies: Sequence[tuple[str, bool]], pairs: Sequence[tuple[str, str]
 
 
 __all__ = [
+    "FREE_FORM",
     "KINDS",
     "NAMES",
     "THINGS",
     "ChatPieces",
     "Following",
+    "answers",
     "follows",
     "held_out_loss",
     "held_out_pairs",

@@ -1,4 +1,5 @@
-"""Checkers for chapter 15's exercises (a Q4_1 block, a sequence's log-probability, contextual calibration).
+"""Checkers for chapter 15's exercises (a Q4_1 block, a sequence's log-probability, contextual calibration,
+the DPO loss).
 
 Each checker takes the learner's answer and returns True (right), False (wrong, printing what
 differs) or None (the stub is untouched: "not attempted yet"); see ``fromscratch.chapters.checking``.
@@ -26,9 +27,9 @@ from torch import Tensor
 from fromscratch.chapters import checking
 from fromscratch.interop.quant import quantize_q4_1
 from fromscratch.tokenizers.special import IGNORE
-from fromscratch.training.dpo import sequence_logprobs
+from fromscratch.training.dpo import dpo_loss, sequence_logprobs
 
-__all__ = ["check_calibrate", "check_quantize_q4_1", "check_sequence_logprob"]
+__all__ = ["check_calibrate", "check_dpo_loss", "check_quantize_q4_1", "check_sequence_logprob"]
 
 
 def _calls(candidate: Callable, names: set[str]) -> str | None:
@@ -104,3 +105,24 @@ def check_calibrate(candidate: Callable[[Tensor, Tensor], Tensor]) -> bool | Non
         ),
     ]
     return checking.check_function(candidate, _calibrate, inputs=inputs)
+
+
+def _dpo_loss(pc: Tensor, pr: Tensor, rc: Tensor, rr: Tensor, beta: float) -> Tensor:
+    return dpo_loss(pc, pr, rc, rr, beta=beta)
+
+
+def check_dpo_loss(candidate: Callable[..., Tensor]) -> bool | None:
+    """Exercise 15.4. Expects a function ``(policy_chosen, policy_rejected, reference_chosen,
+    reference_rejected, beta) -> scalar``, each of the four ``(n,)`` sequence log-probabilities: the mean
+    over the pairs of ``-log σ(β [(π_w - ref_w) - (π_l - ref_l)])``."""
+    if not checking.is_stub(candidate) and _refuse(candidate, {"dpo_loss", "preference_loss"}):
+        return False
+    generator = torch.Generator().manual_seed(154)
+
+    def case(n: int, beta: float, scale: float) -> tuple:
+        return (*(torch.randn(n, generator=generator) * scale - 20 for _ in range(4)), beta)
+
+    # margins of tens of nats; the last case's β · margin is ±110 and more: log σ written out overflows
+    far = (torch.tensor([-5.0, -80.0]), torch.tensor([-60.0, -2.0]), torch.full((2,), -30.0))
+    inputs = [case(5, 0.1, 10.0), case(8, 0.5, 3.0), (*far, far[2], 2.0)]
+    return checking.check_function(candidate, _dpo_loss, inputs=inputs, atol=1e-5)

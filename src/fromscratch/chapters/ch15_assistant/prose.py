@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from fromscratch.chapters.ch15_assistant.assistant_imdb import Arm
+from fromscratch.chapters.ch15_assistant.assistant_imdb import CONTENT_FREE, Arm
 from fromscratch.chapters.ch15_assistant.base_chat import Following
 from fromscratch.chapters.ch15_assistant.paired import Difference, paired_bootstrap
 from fromscratch.chapters.ch15_assistant.preference import Preferences
@@ -73,7 +73,9 @@ def base_chat(before: Following, after: Following, loss: tuple[float, float], si
         f"{before.stopped:.0%} of its replies and named both the person and the thing asked for in "
         f"{before.both:.0%}; after {v.plural(size.base_train.steps, 'step')} of SFT, {after.stopped:.0%} and "
         f"{after.both:.0%}. The loss on the held-out answers went from {loss[0]:.2f} to {loss[1]:.2f} nats "
-        f"a token. {verdict}"
+        f'a token. {verdict} Every trained answer opens with the same sentence ("... named Tom. Tom had '
+        "a kite.\"), so naming both measures copying the request's two words into a learned opening, not "
+        "writing a story about them; the free-form request above, outside that template, shows the rest."
     )
 
 
@@ -99,7 +101,7 @@ def write_back(survival: Survival, gap: float, scores: dict, written: dict) -> s
     return (
         f"{survival.below_half_step:.0%} of the update's {survival.entries:,} entries are smaller than half "
         f"a Q4_1 step of their block, and the written file keeps the 4-bit level of "
-        f"{survival.unchanged:.0%} of those weights as it was before the update; projected on the update, "
+        f"{survival.unchanged:.0%} of all entries as it was before the update; projected on the update, "
         f"it keeps {survival.kept:.0%} of it. "
         f"`transformers` reads the file we wrote and its logits equal ours within {gap:.1e}. "
         + (
@@ -131,49 +133,104 @@ def difference(name: str, d: Difference, baseline: str) -> str:
     interval = f"paired 95 % interval {d.low * 100:+.1f} to {d.high * 100:+.1f} points"
     if d.verdict == "not distinguishable":
         return f"{name} and {baseline} are not told apart by these reviews ({points} apart; {interval})"
-    return f"{name} is {d.verdict} of {baseline} by {points} ({interval})"
+    side = "ahead of" if d.verdict == "ahead" else "behind"
+    return f"{name} is {side} {baseline} by {points} ({interval})"
+
+
+def _pull(ends_positive: Arm, ends_negative: Arm) -> str:
+    """How the last example's label moved the mean probability of ``positive``, paired (draws, then
+    reviews resampled)."""
+    pp, pn = ends_positive.p_positive, ends_negative.p_positive
+    d = paired_bootstrap(pp, pn)
+    said = (
+        f"the mean probability of `positive` was {d.a:.2f} after a positive last example and {d.b:.2f} "
+        f"after a negative one (paired 95 % interval of the difference {d.low:+.3f} to {d.high:+.3f})"
+    )
+    if d.verdict == "not distinguishable":
+        return f"{said}: the order moved it less than the noise of these reviews and draws"
+    towards = "towards" if d.verdict == "ahead" else "away from"
+    return f"{said}: the last example's label pulls the answer {towards} itself"
 
 
 def few_shot(arms: Sequence[Arm], zero: Arm, shots: int) -> str:
-    """15.6: recency bias and calibration, from the prompting arms."""
-    said = {a.name: a.said_positive for a in arms}
-    ends_p, ends_n = said[f"{shots}-shot, ends positive"], said[f"{shots}-shot, ends negative"]
-    draws = arms[0].correct.size(0) if arms else 0
-    noise = 2 * v.binomial_se(0.5, zero.correct.size(1) * draws)
-    if abs(ends_p - ends_n) <= noise:
-        pull = "the order of the examples moved the answers less than the noise of this sample"
-    else:
-        towards = "towards" if ends_p > ends_n else "away from"
-        pull = f"the last example's label pulls the answer {towards} `positive`"
+    """15.6: recency bias, from the prompting arms: the shares answered ``positive`` in the two orders,
+    and, because a share saturates (every answer ``positive`` in both orders shows no order), the mean
+    probability of ``positive`` behind them."""
+    named = {a.name: a for a in arms}
+    ends_p, ends_n = named[f"{shots}-shot, ends positive"], named[f"{shots}-shot, ends negative"]
+    draws, reviews = ends_p.correct.size(0), zero.correct.size(1)
+    shares = ends_p.said_positive, ends_n.said_positive
+    noise = 2 * v.binomial_se(0.5, reviews)  # the reviews are the independent items, not draws x reviews
     text = (
         f"Half of the test reviews are positive. Asked with no example, the model answered `positive` to "
         f"{zero.said_positive:.0%} of them; after {shots} examples ending with a positive one, to "
-        f"{ends_p:.0%}, "
-        f"and after the same examples ending with a negative one, to {ends_n:.0%}: {pull} "
+        f"{shares[0]:.0%}, and after the same examples ending with a negative one, to {shares[1]:.0%} "
         f"({v.plural(draws, 'draw')} of examples each)."
     )
+    saturated = min(shares) >= 1 - noise or max(shares) <= noise
+    if saturated:
+        label = "positive" if min(shares) >= 1 - noise else "negative"
+        text += (
+            f" Both orders are **saturated**: nearly every answer is `{label}`, whatever the review, so the "
+            "shares cannot show which way the order pulls."
+        )
+    if ends_p.p_positive is None or ends_n.p_positive is None:
+        return text
+    if not saturated:
+        return text + " Behind those answers, " + _pull(ends_p, ends_n) + "."
+    return text + " The probabilities behind them can: " + _pull(ends_p, ends_n) + "."
+
+
+def _quoted_input(text: str) -> str:
+    return f'"{text}"' if text else "an empty review"
+
+
+def calibration(plain: Arm, calibrated: Arm, calibrated_shots: Sequence[Arm]) -> str:
+    """15.6: what contextual calibration did to the zero-shot prompt (paired) and to the few-shot ones
+    (against chance), and what the content-free reviews it divides by got."""
+    d = paired_bootstrap(calibrated.correct, plain.correct)
+    text = difference("Calibrated, zero-shot", d, "the plain prompt") + "."
+    if calibrated.content_free is not None:
+        free = calibrated.content_free.mean(0).tolist()  # (3,): each content-free review's p(positive)
+        each = v.join_words(f"{p:.2f} to {_quoted_input(t)}" for p, t in zip(free, CONTENT_FREE, strict=True))
+        prior = sum(free) / len(free)
+        text += (
+            " Calibration divides each answer's probability by the mean that the same prompt gives the "
+            f"content-free reviews ({prior:.2f} for `positive`), as if those reviews were neutral and only "
+            f"the prompt's lean set their answers. The prompt gave `positive` {each}"
+        )
+        if d.verdict == "behind":
+            text += (
+                ": they are not neutral (each reads as a review of its own), so dividing by their mean "
+                "added a lean instead of removing one"
+            )
+        elif d.verdict == "ahead":
+            text += ", and dividing by their mean took out a lean of the prompt's own"
+        else:
+            text += ", and dividing by their mean moved the accuracy less than the noise"
+        text += (
+            f": calibrated, the prompt answered `positive` to {calibrated.said_positive:.0%} of the reviews "
+            f"(plain: {plain.said_positive:.0%})."
+        )
+    for a in calibrated_shots:
+        where = v.versus_chance(a.accuracy, 0.5, a.correct.size(1))
+        free = "" if a.content_free is None else f"; its content-free p(positive) {a.content_free.mean():.2f}"
+        text += f" {a.name[0].upper()}{a.name[1:]}: {a.accuracy:.1%} right, {where} chance{free}."
     return text
 
 
 def imdb(arms: Sequence[Arm], size) -> str:
-    """15.6: the table's reading: recency bias (:func:`few_shot`, ``arms[2:6]``: the two orders, plain and
-    calibrated), then at the largest N the most accurate learning arm, and how it compares, paired, with
-    the other learning arms and with zero-shot prompting (``arms[0]``)."""
+    """15.6: the table's reading: recency bias (:func:`few_shot`, the two orders), calibration
+    (:func:`calibration`), then at the largest N the most accurate learning arm, and how it compares,
+    paired, with the other learning arms and with zero-shot prompting (``arms[0]``)."""
     largest = max(size.labels)
     shots = [a for a in arms if a.n == size.shots and "-shot" in a.name and "calibrated" not in a.name]
     last = [a for a in arms if a.n == largest and "-shot" not in a.name and a is not arms[0]]
     text = few_shot(shots, arms[0], size.shots)
     calibrated = next((a for a in arms if a.name == "zero-shot, calibrated"), None)
     if calibrated is not None:
-        text += (
-            " "
-            + difference(
-                "Calibrated, zero-shot",
-                paired_bootstrap(calibrated.correct, arms[0].correct),
-                "the plain prompt",
-            )
-            + "."
-        )
+        shots_calibrated = [a for a in arms if "-shot, ends" in a.name and a.name.endswith("calibrated")]
+        text += " " + calibration(arms[0], calibrated, shots_calibrated)
     if not last:
         return text
     best = max(last, key=lambda a: a.accuracy)
@@ -183,12 +240,14 @@ def imdb(arms: Sequence[Arm], size) -> str:
     )
     return text + (
         f" With N = {largest} labels the most accurate learning arm is **{best.name}** ({best.accuracy:.1%}, "
-        f"{v.seeds_said(best.correct.size(0))}). Paired on the same test reviews: {parts}."
+        f"{v.seeds_said(best.correct.size(0))}). Paired on the same test reviews (seeds, then reviews "
+        f"resampled): {parts}."
     )
 
 
 __all__ = [
     "base_chat",
+    "calibration",
     "difference",
     "dpo",
     "few_shot",
