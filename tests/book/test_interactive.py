@@ -47,6 +47,7 @@ EXPECTED = {  # chapter -> precomputed figures (viz.frames), at least
     "notebooks/13_beyond_text": 1,  # the class token's maps, block x head
     "notebooks/14_modern_decoders": 2,  # KV cache: key/value heads x length; block x head
     "notebooks/16_flash_attention": 2,  # the tiles of the forward and the backward pass: causal x step
+    "notebooks/17_reasoning": 1,  # one held-out problem's samples, step by step through GRPO
 }
 LLAMA = "notebooks/14_modern_decoders"  # the chapter with stories260K in the page
 
