@@ -211,3 +211,11 @@ def test_a_small_update_rounds_away_under_q4_1():
         layer.B.normal_(std=1.0)  # far above
     large = surviving_update(model)
     assert large.below_half_step < 0.5 and large.unchanged < 0.5 and large.kept > 0.5
+    with torch.no_grad():
+        layer.B.normal_(std=3e-3, generator=torch.Generator().manual_seed(0))  # a quarter of a Q4_1 step
+    q4, q8 = surviving_update(model), surviving_update(model, "Q8_0")
+    assert (q4.kind, q8.kind) == ("Q4_1", "Q8_0")
+    assert q4.below_half_step > 0.9 and q4.kept < 0.5  # 4 bits round most of it away
+    assert q8.below_half_step < 0.5 and abs(q8.kept - 1) < 0.1  # 8 bits keep it
+    with pytest.raises(ValueError, match="Q8_0"):
+        surviving_update(model, "Q2_K")

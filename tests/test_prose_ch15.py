@@ -125,12 +125,34 @@ def test_the_rest_reads():
         }
         assert_reads(prose.step_cost(costs, SIZE, "cuda"))
     scores = {"sentiment": ("exact", 0.8), "translation": ("BLEU", 12.0)}
-    for written in (scores, {"sentiment": ("exact", 0.6), "translation": ("BLEU", 12.0)}):
-        assert_reads(prose.write_back(Survival(921_600, 0.97, 0.99, 0.12), 3e-6, scores, written))
-    prefs = Preferences(
-        wilson_interval(450, 500), wilson_interval(440, 500), wilson_interval(350, 500), (0.05, 0.04, 0.06)
-    )
-    assert_reads(prose.dpo(prefs, SIZE))
+    worse = {"sentiment": ("exact", 0.6), "translation": ("BLEU", 12.0)}
+    survivals = [Survival(921_600, 0.97, 0.99, 0.12), Survival(921_600, 0.2, 0.3, 0.95, "Q8_0")]
+    for q4, q8 in [(scores, scores), (worse, scores), (worse, worse)]:
+        text = prose.write_back(survivals, 3e-6, scores, {"Q4_1": q4, "Q8_0": q8})
+        assert_reads(text)
+        assert "of all entries" in text and "of those weights" not in text and "Written in Q8_0" in text
+        assert ("Q4_1 and Q8_0 files equal" in text) == (q4 is q8 is scores)
+    assert "Q8_0" not in prose.write_back(survivals[:1], 3e-6, scores, {"Q4_1": scores})
+    pairs = SIZE.dpo_held_out
+    right = torch.arange(pairs) < int(0.9 * pairs)  # the pairs the policy ranks right
+
+    def prefs(policy: float, first: torch.Tensor | None = None) -> Preferences:
+        return Preferences(
+            wilson_interval(int(0.92 * pairs), pairs),
+            wilson_interval(int(policy * pairs), pairs),
+            wilson_interval(int(0.7 * pairs), pairs),
+            (0.05, 0.04, 0.06),
+            first,
+        )
+
+    assert_reads(prose.dpo(prefs(0.9), SIZE))
+    for sft, verdict in [
+        (right, "not told apart"),
+        (torch.arange(pairs) < pairs // 2, "DPO is ahead of SFT"),
+    ]:
+        text = prose.dpo(prefs(0.9, right), SIZE, sft=prefs(sft.float().mean().item(), sft))
+        assert_reads(text)
+        assert "LoRA-SFT on the chosen answers" in text and verdict in text
     strings = ["a probe string"] * 1_000
     sparse = SimpleNamespace(missing=frozenset(range(21)))  # SmolLM2's tokeniser lacks 21 byte values
     with_missing = prose.oracles([1e-5] * 20, strings, 120, sparse, [True] * 1_000)
@@ -156,8 +178,9 @@ def test_the_record_holds_every_number_the_prose_reads():
         following=(Following(24, 0.0, 0.5, 0.2, 0.25), Following(24, 1.0, 1.0, 1.0, 1.0)),
         losses=(1.59, 0.73),
         costs=costs,
-        survival=Survival(13_271_040, 1.0, 1.0, 0.06),
+        survivals=[Survival(13_271_040, 1.0, 1.0, 0.06), Survival(13_271_040, 0.3, 0.4, 0.9, "Q8_0")],
         prefs=prefs,
+        sft_prefs=prefs,
     )
     k = SIZE.shots
     assert numbers["zero-shot N=0"] == round(arms[0].accuracy, 4)  # the keys other pages quote
@@ -166,6 +189,7 @@ def test_the_record_holds_every_number_the_prose_reads():
     assert numbers['zero-shot, calibrated N=0 content-free p(positive) "N/A"'] == 0.33
     assert f"LoRA-SFT N={max(SIZE.labels)} run 2" in numbers
     assert numbers["15.3 after stopped"] == 1.0 and numbers["15.3 before both"] == 0.25
-    assert numbers["15.4 write-back kept"] == 0.06 and numbers["15.4 LoRA bytes"] == 180
-    assert numbers["15.5 reward_accuracy"] == 0.8 and numbers["15.5 kl mean"] == 0.6
+    assert numbers["15.4 write-back Q4_1 kept"] == 0.06 and numbers["15.4 write-back Q8_0 kept"] == 0.9
+    assert numbers["15.4 LoRA bytes"] == 180
+    assert numbers["15.5 DPO reward_accuracy"] == 0.8 and numbers["15.5 SFT on chosen kl mean"] == 0.6
     assert all(isinstance(v, int | float) for v in numbers.values())

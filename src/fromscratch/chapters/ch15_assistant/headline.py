@@ -43,10 +43,12 @@ def numbers(
     following: tuple[Following, Following],
     losses: tuple[float, float],
     costs: dict[str, StepCost],
-    survival: Survival,
+    survivals: Sequence[Survival],
     prefs: Preferences,
+    sft_prefs: Preferences | None = None,
 ) -> dict[str, float | int]:
-    """Every number of the chapter's prose, by a readable key (``"15.3 after stopped"``, ...)."""
+    """Every number of the chapter's prose, by a readable key (``"15.3 after stopped"``, ...):
+    ``survivals`` one per block format written back, ``sft_prefs`` LoRA-SFT's beside DPO's ``prefs``."""
     out: dict[str, float | int] = {}
     for when, f in zip(("before", "after"), following, strict=True):
         out |= {f"15.3 {when} {k}": round(v, 4) for k, v in asdict(f).items()}
@@ -54,12 +56,24 @@ def numbers(
     for name, k in costs.items():
         out |= {f"15.4 {name} seconds": round(k.seconds, 4), f"15.4 {name} bytes": k.bytes}
         out[f"15.4 {name} gradient and AdamW bytes"] = k.gradient_bytes + k.optimizer_bytes
-    out |= {f"15.4 write-back {k}": round(v, 4) for k, v in asdict(survival).items()}
+    for survival in survivals:
+        shares = asdict(survival)
+        kind = shares.pop("kind")
+        out |= {f"15.4 write-back {kind} {k}": round(v, 4) for k, v in shares.items()}
+    for who, p in (("DPO", prefs), ("SFT on chosen", sft_prefs)):
+        if p is not None:
+            out |= _preferences(who, p)
+    return out | arm_numbers(arms)
+
+
+def _preferences(who: str, prefs: Preferences) -> dict[str, float | int]:
+    out: dict[str, float | int] = {}
     for name in ("reward_accuracy", "policy_accuracy", "reference_accuracy"):
         p = getattr(prefs, name)
-        out |= {f"15.5 {name}": round(p.value, 4), f"15.5 {name} n": p.n}
-    out |= {f"15.5 kl {k}": round(v, 4) for k, v in zip(("mean", "low", "high"), prefs.kl, strict=True)}
-    return out | arm_numbers(arms)
+        out |= {f"15.5 {who} {name}": round(p.value, 4), f"15.5 {who} {name} n": p.n}
+    return out | {
+        f"15.5 {who} kl {k}": round(v, 4) for k, v in zip(("mean", "low", "high"), prefs.kl, strict=True)
+    }
 
 
 __all__ = ["arm_numbers", "numbers"]

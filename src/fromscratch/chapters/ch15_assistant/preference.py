@@ -8,7 +8,8 @@ on :func:`~fromscratch.training.dpo.preference_loss` by ``train``. On held-out p
 
 - **preference accuracy**: the share of pairs whose implicit reward ``β log(π/π_ref)`` is higher for the
   chosen answer than for the rejected one (DPO's own measure), with its Wilson interval;
-- the share where the policy itself gives the chosen answer the higher probability (the task's accuracy);
+- the share where the policy itself gives the chosen answer the higher probability (the task's accuracy:
+  the pairs are labels written as preferences), and which pairs, to compare two policies paired;
 - **KL to the reference**: ``KL(π(·|x) || π_ref(·|x))`` of the reply's first token over the whole
   vocabulary, exact per prompt, its mean over the held-out prompts with a 95 % bootstrap interval: how
   far the tuning moved the model where it decides.
@@ -64,6 +65,7 @@ class Preferences:
     policy_accuracy: Proportion  # the policy's own probability higher for the chosen answer
     reference_accuracy: Proportion  # the same, for the reference
     kl: tuple[float, float, float]  # mean first-token KL to the reference (nats), 95 % interval
+    chosen_first: torch.Tensor | None = None  # bool (pairs,): the policy's probability higher for the chosen
 
 
 def held_out_preferences(
@@ -85,6 +87,7 @@ def held_out_preferences(
         wilson_interval(int((lp[:, 0] > lp[:, 1]).sum()), n),
         wilson_interval(int((reference_lp[:, 0] > reference_lp[:, 1]).sum()), n),
         mean_interval(kl),
+        lp[:, 0] > lp[:, 1],
     )
 
 

@@ -95,25 +95,43 @@ def step_cost(costs: dict, size, device: str) -> str:
     return text
 
 
-def write_back(survival: Survival, gap: float, scores: dict, written: dict) -> str:
-    """15.4: what merging and re-quantising kept of the LoRA update."""
-    same = all(abs(scores[t][1] - written[t][1]) < 1e-9 for t in scores)
-    return (
-        f"{survival.below_half_step:.0%} of the update's {survival.entries:,} entries are smaller than half "
-        f"a Q4_1 step of their block, and the written file keeps the 4-bit level of "
-        f"{survival.unchanged:.0%} of all entries as it was before the update; projected on the update, "
-        f"it keeps {survival.kept:.0%} of it. "
-        f"`transformers` reads the file we wrote and its logits equal ours within {gap:.1e}. "
-        + (
-            "The held-out scores of the written model equal the tuned model's."
-            if same
-            else "The held-out scores of the written model differ from the tuned model's (table above)."
-        )
+BITS = {"Q4_1": "4-bit", "Q8_0": "8-bit"}
+
+
+def write_back(survivals: Sequence[Survival], gap: float, scores: dict, written: dict[str, dict]) -> str:
+    """15.4: what merging and re-quantising kept of the LoRA update, in each block format (``survivals``,
+    the source's Q4_1 first), and whether each written file (``written``: its held-out scores by format)
+    scores as the tuned model (``scores``)."""
+    first, *others = survivals
+    text = (
+        f"{first.below_half_step:.0%} of the update's {first.entries:,} entries are smaller than half "
+        f"a {first.kind} step of their block, and the written file keeps the {BITS[first.kind]} level of "
+        f"{first.unchanged:.0%} of all entries as it was before the update; projected on the update, "
+        f"it keeps {first.kept:.0%} of it."
     )
+    for other in others:
+        text += (
+            f" Written in {other.kind} instead, {other.below_half_step:.0%} of the entries are below half "
+            f"a step, the {BITS[other.kind]} level of {other.unchanged:.0%} stays, and the file keeps "
+            f"{other.kept:.0%} of the update."
+        )
+    text += (
+        f" `transformers` reads the {first.kind} file we wrote and its logits equal ours within {gap:.1e}."
+    )
+    same = [k for k, w in written.items() if all(abs(scores[t][1] - w[t][1]) < 1e-9 for t in scores)]
+    differ = [k for k in written if k not in same]
+    if same:
+        files = "file" if len(same) == 1 else "files"
+        text += f" The held-out scores of the {v.join_words(same)} {files} equal the tuned model's."
+    if differ:
+        files = "file" if len(differ) == 1 else "files"
+        text += f" Those of the {v.join_words(differ)} {files} differ from the tuned model's (table above)."
+    return text
 
 
-def dpo(prefs: Preferences, size) -> str:
-    """15.5: the DPO run on held-out pairs."""
+def dpo(prefs: Preferences, size, sft: Preferences | None = None) -> str:
+    """15.5: the DPO run on held-out pairs, and beside it (``sft``) LoRA-SFT on the same pairs' chosen
+    answers."""
     steps, pairs, beta = size.dpo_train.steps, size.dpo_pairs, size.dpo_beta
     r, p, ref = prefs.reward_accuracy, prefs.policy_accuracy, prefs.reference_accuracy
     kl, low, high = prefs.kl
@@ -124,15 +142,30 @@ def dpo(prefs: Preferences, size) -> str:
         f"(95 % interval {r.low:.1%} to {r.high:.1%}). The policy itself prefers it on {p.value:.1%}, the "
         f"reference on {ref.value:.1%}. Its first reply token moved {kl:.3f} nats from the reference "
         f"(KL, 95 % interval {low:.3f} to {high:.3f})."
+        + ("" if sft is None else " " + _beside_sft(prefs, sft, size))
     )
 
 
-def difference(name: str, d: Difference, baseline: str) -> str:
-    """One paired comparison in words: ``name`` against ``baseline``."""
+def _beside_sft(prefs: Preferences, sft: Preferences, size) -> str:
+    """15.5: DPO against LoRA-SFT on the chosen answers of the same pairs, for the same steps."""
+    steps = v.plural(size.dpo_train.steps, "step")
+    text = (
+        f"LoRA-SFT on the chosen answers of the same pairs, for the same {steps}: "
+        f"its implicit reward ranks the chosen answer first on {sft.reward_accuracy.value:.1%}, the policy "
+        f"prefers it on {sft.policy_accuracy.value:.1%}, and its first token moved {sft.kl[0]:.3f} nats."
+    )
+    if prefs.chosen_first is None or sft.chosen_first is None:
+        return text
+    d = paired_bootstrap(prefs.chosen_first, sft.chosen_first)
+    return text + f" On the same held-out pairs, {difference('DPO', d, 'SFT', 'pairs')}."
+
+
+def difference(name: str, d: Difference, baseline: str, items: str = "reviews") -> str:
+    """One paired comparison in words: ``name`` against ``baseline``, on the same ``items``."""
     points = f"{abs(d.value) * 100:.1f} points"
     interval = f"paired 95 % interval {d.low * 100:+.1f} to {d.high * 100:+.1f} points"
     if d.verdict == "not distinguishable":
-        return f"{name} and {baseline} are not told apart by these reviews ({points} apart; {interval})"
+        return f"{name} and {baseline} are not told apart by these {items} ({points} apart; {interval})"
     side = "ahead of" if d.verdict == "ahead" else "behind"
     return f"{name} is {side} {baseline} by {points} ({interval})"
 
@@ -144,7 +177,8 @@ def _pull(ends_positive: Arm, ends_negative: Arm) -> str:
     d = paired_bootstrap(pp, pn)
     said = (
         f"the mean probability of `positive` was {d.a:.2f} after a positive last example and {d.b:.2f} "
-        f"after a negative one (paired 95 % interval of the difference {d.low:+.3f} to {d.high:+.3f})"
+        f"after a negative one, a difference of {d.value:+.2g} (paired 95 % interval {d.low:+.2g} to "
+        f"{d.high:+.2g})"
     )
     if d.verdict == "not distinguishable":
         return f"{said}: the order moved it less than the noise of these reviews and draws"
