@@ -142,7 +142,8 @@ SMOKE = ChatRun(
 )
 # cpu: the real 135M model; the 20/1,000/20x64 checks, a 30-step LoRA-SFT, a 40-step DPO, stories260K's
 # SFT, IMDb on 200 test reviews with N = 8, 32, 128 labels and 3 seeds: 58 min measured on 2026-11-28
-# (2 threads, a shared 2-core machine at load 2-6)
+# (2 threads, a shared 2-core machine at load 2-6), before 15.5's SFT control (40 more LoRA steps) and
+# 15.4's Q8_0 write-back (one more file, scored) were added: not measured since
 CPU = replace(
     SMOKE,
     model="SmolLM2-135M-Instruct",

@@ -243,7 +243,7 @@ def calibration(plain: Arm, calibrated: Arm, calibrated_shots: Sequence[Arm]) ->
         else:
             text += ", and dividing by their mean moved the accuracy less than the noise"
         text += (
-            f": calibrated, the prompt answered `positive` to {calibrated.said_positive:.0%} of the reviews "
+            f". Calibrated, the prompt answered `positive` to {calibrated.said_positive:.0%} of the reviews "
             f"(plain: {plain.said_positive:.0%})."
         )
     for a in calibrated_shots:
