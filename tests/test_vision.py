@@ -6,8 +6,9 @@ import pytest
 import torch
 from torch import nn
 
-from fromscratch.attention import GridPositionEmbedding, local_mask, patchify, unpatchify
+from fromscratch.attention import GridPositionEmbedding, local_mask
 from fromscratch.models import CNN, ImageQuestion, ImageQuestionConfig, ViT, ViTConfig
+from fromscratch.models.vision import patchify, unpatchify
 
 
 @pytest.mark.parametrize(("c", "h", "w", "p"), [(1, 28, 28, 7), (3, 8, 12, 4), (2, 6, 6, 1), (1, 5, 5, 5)])

@@ -13,7 +13,6 @@
 - :mod:`~fromscratch.attention.cache`: the caller-owned ``KVCache`` (ch. 11);
 - :mod:`~fromscratch.attention.sparse`: Child et al.'s strided and fixed patterns (ch. 11);
 - :mod:`~fromscratch.attention.grouped`: grouped-query heads' sharing, written out (ch. 14);
-- :mod:`~fromscratch.attention.patches`: ``patchify``, ``unpatchify``: images cut into patch tokens (ch. 13);
 - :mod:`~fromscratch.attention.flash`: FlashAttention's tiles, forward and backward, in PyTorch;
   :mod:`~fromscratch.attention.flash_cost`: their FLOPs and bytes counted; ``flash_triton``: the same
   loops as a Triton kernel (ch. 16).
@@ -39,7 +38,6 @@ from fromscratch.attention.masks import (
     local_mask,
     padding_mask,
 )
-from fromscratch.attention.patches import check_patch, patchify, unpatchify
 from fromscratch.attention.positions import (
     ALiBi,
     GridPositionEmbedding,
@@ -81,13 +79,11 @@ __all__ = [
     "check_tokens",
     "check_mask",
     "check_padding_mask",
-    "check_patch",
     "dense_sparse_attention",
     "fused_attention",
     "graph_mask",
     "local_mask",
     "padding_mask",
-    "patchify",
     "relative_buckets",
     "relative_offsets",
     "rotate",
@@ -95,5 +91,4 @@ __all__ = [
     "sinusoidal_encoding",
     "sparse_attention",
     "sparse_mask",
-    "unpatchify",
 ]

@@ -105,7 +105,7 @@ def check_attn_mask(mask: Tensor, b: int, h: int, tq: int, tk: int) -> None:
 def local_mask(rows: int, cols: int, radius: int = 1, device: torch.device | str | None = None) -> Tensor:
     """Local attention on a ``rows x cols`` grid of patches (chapter 13): a CNN's prior written as a mask.
 
-    The patches are numbered row by row (as :func:`~fromscratch.attention.patches.patchify` makes
+    The patches are numbered row by row (as :func:`~fromscratch.models.vision.patchify` makes
     them); patch ``i`` may attend to patch ``j`` when both their row and their column differ by at most
     ``radius`` (a ``(2·radius + 1)²`` window, like a convolution's kernel). Returns a bool ``(n, n)``
     tensor, ``n = rows · cols``, True on the diagonal.

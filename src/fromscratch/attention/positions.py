@@ -20,7 +20,7 @@ attention: a :class:`RotaryEmbedding` turns queries and keys, :func:`alibi_bias`
 scores. :func:`relative_offsets` is the one ``(tq, tk)`` table of offsets both (and Transformer-XL,
 :mod:`fromscratch.models.transformer_xl`) are built on.
 
-Chapter 13 gives each image patch (cut by :func:`~fromscratch.attention.patches.patchify`) a learned
+Chapter 13 gives each image patch (cut by :func:`~fromscratch.models.vision.patchify`) a learned
 position on the 2-D grid (:class:`GridPositionEmbedding`): a row vector plus a column vector.
 
 Shape legend: ``b`` batch, ``h`` heads, ``t`` length (``tq`` queries, ``tk`` keys), ``d`` head width,
@@ -260,7 +260,7 @@ class GridPositionEmbedding(nn.Module):
     The patch in row ``r``, column ``k`` gets ``row[r] + col[k]``: ``rows + cols`` trained vectors
     instead of ``rows · cols``, and patches in one row (or column) share a part of their position.
     ``forward(x)`` adds them to ``x (b, n, e)``, patches numbered row by row as
-    :func:`~fromscratch.attention.patches.patchify` does.
+    :func:`~fromscratch.models.vision.patchify` does.
     """
 
     def __init__(self, rows: int, cols: int, emb: int) -> None:

@@ -5,7 +5,7 @@ One module per library whose models we compare with:
 - :mod:`fromscratch.interop.pytorch`: weight tables and :func:`copy_weights`; ``SelfAttention`` <->
   ``nn.MultiheadAttention``, ``TransformerBlock`` <-> ``nn.TransformerEncoderLayer`` and Hugging
   Face's ``BertLayer`` (chapters 04-05).
-- :mod:`fromscratch.interop.transformer`: ``EncoderDecoder`` <-> ``nn.Transformer`` (chapter 09).
+- :mod:`fromscratch.interop.torch_transformer`: ``EncoderDecoder`` <-> ``nn.Transformer`` (chapter 09).
 - :mod:`fromscratch.interop.huggingface`: whole BERT and GPT-2 models, ``from_hf``, ``load_bert``,
   ``load_gpt2`` (chapter 10); :mod:`fromscratch.interop.minilm`: ``hf_minilm``, Hugging Face's twin of
   the MiniLM that ``load_bert`` loads (chapter 10 and the tests). ``from_hf`` takes Llama too
@@ -33,7 +33,7 @@ from fromscratch.interop.pytorch import (
     to_encoder_layer,
     to_multihead_attention,
 )
-from fromscratch.interop.transformer import (  # chapter 09
+from fromscratch.interop.torch_transformer import (  # chapter 09
     decoder_layer_table,
     load_from_transformer,
     to_transformer,

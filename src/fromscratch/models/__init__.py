@@ -41,7 +41,15 @@ from fromscratch.models.sequence_classifier import (
 )
 from fromscratch.models.sets import DeepSets, SetConfig, SetTransformer  # chapter 13
 from fromscratch.models.transformer_xl import TransformerXL, TransformerXLConfig  # chapter 11
-from fromscratch.models.vision import ImageQuestion, ImageQuestionConfig, ViT, ViTConfig  # chapter 13
+from fromscratch.models.vision import (  # chapter 13
+    ImageQuestion,
+    ImageQuestionConfig,
+    ViT,
+    ViTConfig,
+    check_patch,
+    patchify,
+    unpatchify,
+)
 
 __all__ = [
     "POOLINGS",
@@ -80,4 +88,7 @@ __all__ = [
     "SetTransformer",
     "ViT",
     "ViTConfig",
+    "check_patch",
+    "patchify",
+    "unpatchify",
 ]

@@ -24,10 +24,9 @@ import torch
 from torch import Tensor, nn
 
 from fromscratch.attention.masks import local_mask
-from fromscratch.attention.patches import patchify
 from fromscratch.chapters import checking
 from fromscratch.models.sets import DeepSets, SetConfig, SetTransformer
-from fromscratch.models.vision import ImageQuestion, ImageQuestionConfig, ViT, ViTConfig
+from fromscratch.models.vision import ImageQuestion, ImageQuestionConfig, ViT, ViTConfig, patchify
 
 __all__ = [
     "check_invariance_test",
