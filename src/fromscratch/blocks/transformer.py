@@ -16,7 +16,7 @@ Shape legend: ``b`` batch, ``t`` length, ``e`` embedding, ``h`` heads, ``V`` voc
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 
 import torch
 import torch.utils.checkpoint
@@ -96,6 +96,12 @@ class StackConfig:
     def __post_init__(self) -> None:
         if self.positions not in ("learned", "sinusoidal", None):
             raise ValueError(f"positions must be 'learned', 'sinusoidal' or None; got {self.positions!r}.")
+
+    @classmethod
+    def of(cls, config) -> StackConfig:
+        """The stack's fields of a model's config (a ``GeneratorConfig``, ``ClassifierConfig``, ...), read by
+        name; a field the model's config lacks keeps its default here."""
+        return cls(**{f.name: getattr(config, f.name) for f in fields(cls) if hasattr(config, f.name)})
 
 
 class TransformerStack(nn.Module):

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from torch import Tensor, nn
 
 from fromscratch.attention.masks import check_padding_mask
-from fromscratch.blocks.transformer import TransformerStack
+from fromscratch.blocks.transformer import StackConfig, TransformerStack
 from fromscratch.models.config import resolve_config
 
 POOLINGS = ("mean", "cls")
@@ -79,18 +79,7 @@ class Classifier(nn.Module):
         super().__init__()
         self.config = c = resolve_config(ClassifierConfig, config, fields)
         self.pooling, self.pad_id = c.pooling, c.pad_id
-        self.stack = TransformerStack(
-            vocab_size=c.vocab_size,
-            emb=c.emb,
-            heads=c.heads,
-            depth=c.depth,
-            context=c.context,
-            positions=c.positions,
-            ff_mult=c.ff_mult,
-            dropout=c.dropout,
-            norm=c.norm,
-            checkpoint=c.checkpoint,
-        )
+        self.stack = TransformerStack(StackConfig.of(c))
         self.to_logits = nn.Linear(c.emb, c.num_classes)
 
     def forward(

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from torch import Tensor, nn
 
 from fromscratch.attention.positions import check_tokens
-from fromscratch.blocks.transformer import TransformerStack
+from fromscratch.blocks.transformer import StackConfig, TransformerStack
 from fromscratch.models.config import resolve_config
 
 
@@ -48,18 +48,7 @@ class Generator(nn.Module):
         super().__init__()
         self.config = c = resolve_config(GeneratorConfig, config, fields)
         self.vocab_size, self.context = c.vocab_size, c.context
-        self.stack = TransformerStack(
-            vocab_size=c.vocab_size,
-            emb=c.emb,
-            heads=c.heads,
-            depth=c.depth,
-            context=c.context,
-            ff_mult=c.ff_mult,
-            dropout=c.dropout,
-            norm=c.norm,
-            causal=c.causal,
-            checkpoint=c.checkpoint,
-        )
+        self.stack = TransformerStack(StackConfig.of(c))
         self.to_logits = nn.Linear(c.emb, c.vocab_size)
 
     def forward(self, tokens: Tensor, *, attention: list[Tensor] | None = None) -> Tensor:
