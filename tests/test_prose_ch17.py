@@ -68,14 +68,16 @@ def test_sft(one, said):
     assert said in text
 
 
-@pytest.mark.parametrize("rise", [0.5, 0.0, -0.3])
-def test_curves(rise):
+@pytest.mark.parametrize(
+    "rise, said", [(0.5, "still rising"), (0.0, "levelled off"), (-0.3, "fallen from its best")]
+)
+def test_curves(rise, said):
     steps = SIZE.rl.steps
-    reward = list(np.clip(np.linspace(0.4, 0.4 + rise, steps), 0, 1))
+    reward = list(np.linspace(0.4, 0.4 + rise, steps)) if rise >= 0 else [0.8] * (steps - 30) + [0.5] * 30
     curves = {"reward": reward, "length": [45.0] * steps, "entropy": [0.3] * steps, "kl": [0.01] * steps}
-    text = prose.curves(curves, steps)
+    text = prose.curves(curves, steps, SIZE.rl.problems * SIZE.rl.group)
     assert_reads(text)
-    assert {0.5: "ended rising", 0.0: "ended flat", -0.3: "ended fell"}[rise] in text or rise == -0.3
+    assert said in text
 
 
 def _rows(one: Interval, many: Interval):
@@ -97,8 +99,8 @@ UP, FLAT, DOWN = Interval(0.1, 0.06, 0.14), Interval(0.01, -0.03, 0.05), Interva
     "one, many, said",
     [
         (UP, FLAT, "moved pass@1 toward"),
-        (UP, UP, "some problems that no sample"),
-        (FLAT, UP, "some problems that no sample"),
+        (UP, UP, "some problems that none of the SFT model"),
+        (FLAT, UP, "some problems that none of the SFT model"),
         (DOWN, FLAT, "made the model worse"),
         (FLAT, FLAT, "changed nothing"),
     ],

@@ -53,13 +53,13 @@ def estimators(results: Sequence, draws: int) -> str:
             rows = {r.n: r for r in results if r.name == name}
             parts.append(
                 f"{name} (its mean is {rows[smallest].scale:.2f} times the gradient at n = "
-                f"{smallest}, {rows[largest].scale:.2f} times at n = {largest}; direction: cosine "
-                f"{min(r.cosine for r in rows.values()):.3f} or more)"
+                f"{smallest}, {rows[largest].scale:.2f} times at n = {largest}, at a cosine of at least "
+                f"{min(r.cosine for r in rows.values()):.4f} with it)"
             )
         text += (
-            f" {v.join_words(parts)} {'is' if len(biased) == 1 else 'are'} biased in size, not in "
-            "direction: with rewards of 0 or 1 the group's mean and std depend only on how many samples "
-            "were right, and each count scales the gradient by a positive number."
+            f" {v.join_words(parts)} {'is' if len(biased) == 1 else 'are'} biased in size: with rewards of 0 "
+            "or 1 the group's mean and std depend only on how many samples were right, and each count scales "
+            "the gradient by a positive number, which leaves its direction alone."
         )
     var = {name: {r.n: r.variance for r in results if r.name == name} for name in names}
     ratio = {name: var[name][smallest] / var[name][largest] for name in names}
@@ -86,20 +86,24 @@ def sft(before, pass_one: Interval, pass_n: Interval, steps: int, held_out: int)
     )
 
 
-def curves(curves: Mapping[str, Sequence[float]], steps: int) -> str:
-    """17.4: how the GRPO run's curves moved, first tenth of the steps against the last tenth."""
+def curves(curves: Mapping[str, Sequence[float]], steps: int, samples: int) -> str:
+    """17.4: how the GRPO run's curves moved, the first tenth of the steps against the last tenth
+    (``samples``: the rewards behind each step's mean, ``g · n``)."""
     k = max(1, len(curves["reward"]) // 10)
 
-    def ends(name: str) -> tuple[float, float]:
-        values = curves[name]
-        return sum(values[:k]) / k, sum(values[-k:]) / k
+    def blocks(name: str) -> list[float]:  # the means of consecutive k steps
+        values = list(curves[name])
+        return [sum(values[i : i + k]) / len(values[i : i + k]) for i in range(0, len(values), k)]
 
-    (r0, r1), (l0, l1), (e0, e1), (_, kl) = (ends(name) for name in ("reward", "length", "entropy", "kl"))
-    trend = v.trend(list(curves["reward"]), noise=2 * v.binomial_se(max(min(r0, 1), 0), max(k, 1)))
+    (r0, r1), (l0, l1), (e0, e1) = ((blocks(n)[0], blocks(n)[-1]) for n in ("reward", "length", "entropy"))
+    kl = blocks("kl")[-1]
+    noise = 2 * v.binomial_se(min(max(r1, 0.0), 1.0), k * samples)
+    ended = {"rising": "was still rising", "flat": "had levelled off", "fell": "had fallen from its best"}
+    trend = ended[v.trend(blocks("reward"), noise=noise)]
     return (
         f"Over {v.plural(steps, 'step')}, the mean reward of the training samples went from {r0:.2f} "
-        f"(the first {v.plural(k, 'step')}) to {r1:.2f} (the last {k}; the curve ended {trend}). "
-        f"Responses went from {l0:.1f} to {l1:.1f} tokens, the entropy from {e0:.2f} to {e1:.2f} nats per "
+        f"(the first {v.plural(k, 'step')}) to {r1:.2f} (the last {k}), and at the end the curve {trend}. "
+        f"Responses went from {l0:.1f} to {l1:.1f} tokens, the entropy from {e0:.3f} to {e1:.3f} nats per "
         f"token, and the KL to the SFT model ended at {kl:.3f} nats per token."
     )
 
@@ -120,19 +124,23 @@ def before_after(rows: Sequence[Mapping], n: int, held_out: int) -> str:
     up_one, up_many = moved(one["change"]).side, moved(many["change"]).side
     if up_one == "ahead" and up_many != "ahead":
         reading = (
-            f"RL moved pass@1 toward pass@{n} (the gap shrank from {100 * gap_before:.1f} to "
-            f"{100 * gap_after:.1f} points) without solving problems that no sample solved before: "
+            f"RL moved pass@1 toward pass@{n} without solving problems that none of the {n} samples "
+            "solved before: "
             "it made the model's best answers its usual ones"
         )
     elif up_many == "ahead":
         reading = (
-            f"pass@{n} rose beyond noise too: after RL, some problems that no sample of the SFT model "
-            "solved get solved"
+            f"pass@{n} rose beyond noise too: after RL, some problems that none of the SFT model's {n} "
+            "samples solved get solved"
         )
     elif up_one == "behind":
         reading = "RL made the model worse on problems it was not trained on"
     else:
         reading = "at this budget RL changed nothing that the interval can tell from noise"
+    text += (
+        f" The gap between pass@{n} and pass@1 went from {100 * gap_before:.1f} to {100 * gap_after:.1f} "
+        "points."
+    )
     return (
         text + f" Read together: {reading}. This is {v.seeds_said(1)}, intervals from a bootstrap over "
         f"the problems ({DRAWS:,} resamples); another seed would move these numbers."
