@@ -13,6 +13,13 @@ matplotlib.use("Agg")  # draw into memory: no window, no display needed (before 
 torch.set_num_threads(1)  # the tests' tensors are tiny: one thread is as fast, and steady on a busy machine
 
 
+def pytest_collection_modifyitems(items):
+    """The slow tests first (every chapter from the wheel takes minutes): ``make test`` runs the tests on two
+    workers that steal each other's queued work (``-n 2 --dist worksteal``), so the longest starts at once
+    and the rest shares the other core, instead of one long test finishing alone at the end."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable: otherwise in file order
+
+
 @pytest.fixture
 def mirror() -> Path:
     """The offline mirror of the real datasets ($FROMSCRATCH_MIRROR); skip when it is not set."""

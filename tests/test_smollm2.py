@@ -96,7 +96,7 @@ def test_it_answers_the_capital_of_france(ours):
 def test_greedy_replies_are_token_identical_to_transformers(ours, theirs):
     (model, tokenizer), (hf_model, _) = ours, theirs
     hf_model.generation_config.eos_token_id = None  # 64 tokens each, past <|im_end|>
-    for conversation in CONVERSATIONS:
+    for conversation in CONVERSATIONS[:5]:  # 5 x 64 tokens; the logits test above covers all 20 prompts
         ids = torch.tensor([prompt_ids(tokenizer, conversation)])
         mine = generate(model, ids, steps=64, temperature=0)  # our KV cache
         # every token is real: without the mask, generate takes each <|im_end|> (the pad id) for padding

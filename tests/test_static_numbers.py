@@ -1,4 +1,4 @@
-"""Chapters 06-16 state the numbers of their own runs from the run (``viz.prose``), not typed by hand.
+"""Chapters 06-17 state the numbers of their own runs from the run (``viz.prose``), not typed by hand.
 
 ``tools/static_numbers.py`` counts the numbers in a chapter's Markdown whose paragraph names no source.
 Each chapter's ceiling below only ever goes down: lower it when a chapter gets cleaner.
@@ -24,12 +24,13 @@ CEILING = {  # static numbers without a source, per chapter (2026-11-26: 855 in 
     "14": 0,
     "15": 0,
     "16": 0,
+    "17": 35,  # new (2026-12-02): years of papers named without {cite}, and the 0/1 of the rewards
 }
 
 
-# also numbers in math and in words (``--strict``): every chapter but 15, which is being rewritten (its
-# computed prose and its strict count come with that rewrite)
-STRICT = set(CEILING) - {"15"}
+# also numbers in math and in words (``--strict``): every chapter but 15 and 17, whose prose is being
+# rewritten (their strict count comes with that rewrite)
+STRICT = set(CEILING) - {"15", "17"}
 
 
 @pytest.mark.parametrize("chapter", sorted(CEILING))

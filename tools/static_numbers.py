@@ -96,13 +96,18 @@ def unsourced(text: str, strict: bool = False) -> list[tuple[str, str]]:
 
 
 def count(path: Path, strict: bool = False) -> list[tuple[int, str, str]]:
-    """``[(cell index, number, paragraph)]`` of a notebook's Markdown cells (strict: see ``unsourced``)."""
+    """``[(cell index, number, paragraph)]`` of a notebook's Markdown cells (strict: see ``unsourced``).
+    The chapter's own section and exercise numbers (``15.6`` in ``15_assistant.ipynb``) are references,
+    not numbers."""
     nb = nbformat.read(path, as_version=4)
+    chapter = re.match(r"(\d+)_", path.name)
+    section = re.compile(rf"{int(chapter[1])}\.\d+" if chapter else r"(?!)")
     return [
         (i, number, paragraph)
         for i, cell in enumerate(nb.cells)
         if cell.cell_type == "markdown"
         for number, paragraph in unsourced(cell.source, strict)
+        if not section.fullmatch(number)
     ]
 
 

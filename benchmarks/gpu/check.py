@@ -84,11 +84,14 @@ def measure(run: dict[str, Any], precision: str, device: torch.device, quick: bo
     try:
         model, batch = rebuild(run, device), batch_of(run["batch"], device, torch.Generator().manual_seed(0))
         first = steps(run, model, batch, 1 if quick else 2, precision, device)
-        n = 1 if quick else max(10, min(50, int(2.0 / first)))
+        if quick:  # one step shows the code runs; its time (one example, the CPU) measures nothing
+            result.update(ms_per_step=1000 * first, timed_steps=1)
+            return result
+        n = max(10, min(50, int(2.0 / first)))
         if device.type == "cuda":
             torch.cuda.reset_peak_memory_stats(device)
-        short = 0.0 if quick else steps(run, model, batch, 2, precision, device)
-        long = steps(run, model, batch, n if quick else 2 + n, precision, device)
+        short = steps(run, model, batch, 2, precision, device)
+        long = steps(run, model, batch, 2 + n, precision, device)
         result.update(ms_per_step=1000 * max(long - short, 1e-9) / n, timed_steps=n)
         if device.type == "cuda":
             from torch.profiler import ProfilerActivity, profile
@@ -101,10 +104,10 @@ def measure(run: dict[str, Any], precision: str, device: torch.device, quick: bo
             result.update(
                 kernels=len(kernels) / 10, kernel_ms=kernel_ms, busy=kernel_ms / result["ms_per_step"]
             )
-        if not quick:  # the work of one step: its matmul FLOPs, the bytes its operations read and write
-            with FlopCounterMode(display=False) as flops, Moved() as moved:
-                steps(run, model, batch, 1, precision, device)
-            result.update(flops=flops.get_total_flops(), bytes=moved.bytes)
+        # the work of one step: its matmul FLOPs, the bytes its operations read and write
+        with FlopCounterMode(display=False) as flops, Moved() as moved:
+            steps(run, model, batch, 1, precision, device)
+        result.update(flops=flops.get_total_flops(), bytes=moved.bytes)
     except Skipped as why:
         result["skipped"] = str(why)
     except Exception as error:  # reported; the check goes on with the next run
