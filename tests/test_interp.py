@@ -16,12 +16,15 @@ import pytest
 import torch
 
 from fromscratch.interp import (
+    ablate_heads,
     block_names,
     induction_score,
     module_named,
     patch,
+    patch_heads,
     previous_token_score,
     record,
+    record_heads,
     repeated_tokens,
     unembed,
 )
@@ -230,3 +233,64 @@ def test_repeated_tokens_and_score_errors():
         induction_score(torch.zeros(1, 2, 8, 8), 8)
     with pytest.raises(ValueError, match=r"\(b, h, t, t\)"):
         previous_token_score(torch.zeros(2, 8, 8))
+
+
+# One head at a time
+
+
+@pytest.mark.parametrize("name", ["llama-stories260K", "gpt2", "generator-pre"])
+def test_per_head_hooks_agree_with_the_weights(name):
+    torch.manual_seed(0)
+    model = FAMILIES[name]().eval()
+    tokens = torch.randint(0, 256, (2, 12), generator=torch.Generator().manual_seed(1))
+    layer = f"{block_names(model)[-1]}.attention"
+    attention = module_named(model, layer)
+    h = attention.heads
+    with torch.no_grad():
+        plain = logits_of(model, tokens)
+        with record_heads(model, [layer]) as z, record(model, [layer]) as out:
+            logits_of(model, tokens)
+        (b, t, heads, s), e = z[layer][0].shape, out[layer][0].size(-1)
+        assert heads == h and h * s == attention.unify_heads.in_features
+        torch.testing.assert_close(attention.unify_heads(z[layer][0].flatten(-2)), out[layer][0])
+        with patch_heads(model, {layer: lambda z: z}):
+            assert torch.equal(logits_of(model, tokens), plain)  # the identity changes no bit
+        with ablate_heads(model, {layer: [1]}):
+            ablated = logits_of(model, tokens)
+        edited = copy.deepcopy(model)  # head 1 removed from the weights: its columns of unify_heads
+        module_named(edited, f"{layer}.unify_heads").weight[:, s : 2 * s] = 0.0
+        torch.testing.assert_close(ablated, logits_of(edited, tokens))
+        assert not torch.allclose(ablated, plain)
+        with ablate_heads(model, {layer: range(h)}), record(model, [layer]) as every:
+            logits_of(model, tokens)
+        bias = attention.unify_heads.bias
+        expected = torch.zeros(b, t, e) if bias is None else bias.expand(b, t, e)
+        torch.testing.assert_close(every[layer][0], expected)  # all heads gone: only the bias
+    assert no_hooks_left(model)
+
+
+def test_per_head_hooks_say_what_went_wrong():
+    torch.manual_seed(0)
+    model = Llama(STORIES260K).eval()
+    tokens = torch.randint(0, 512, (1, 6))
+    with pytest.raises(ValueError, match="not an attention layer"), record_heads(model, ["blocks.0"]):
+        pass
+    with pytest.raises(ValueError, match=r"heads 0\.\.7"), ablate_heads(model, {"blocks.0.attention": [8]}):
+        pass
+    wrong = {"blocks.0.attention": lambda z: z[:, :, :2]}
+    with pytest.raises(ValueError, match=r"\(1, 6, 8, 8\)"), patch_heads(model, wrong):
+        model(tokens)
+    assert no_hooks_left(model)
+
+
+def test_recorded_activations_equal_nnsight_s():
+    nnsight = pytest.importorskip("nnsight", reason="nnsight is not installed (optional oracle of record)")
+    torch.manual_seed(0)
+    model = GPT2(vocab_size=300, context=64, emb=32, heads=4, depth=2).eval()
+    tokens = torch.randint(0, 300, (2, 10))
+    with torch.no_grad(), record(model, ["blocks.1"]) as ours:
+        model(tokens)
+    traced = nnsight.NNsight(model)
+    with torch.no_grad(), traced.trace(tokens):
+        theirs = traced.blocks[1].output.save()
+    torch.testing.assert_close(ours["blocks.1"][0], getattr(theirs, "value", theirs))

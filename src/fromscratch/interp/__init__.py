@@ -1,8 +1,8 @@
 """Interpretability on the course's own models (chapter 18): read and rewrite what modules compute
 (:mod:`~fromscratch.interp.hooks`), score heads from their attention weights
-(:mod:`~fromscratch.interp.heads`), the logit lens (:mod:`~fromscratch.interp.lens`), the toy model
-of superposition (:mod:`~fromscratch.interp.superposition`) and sparse autoencoders
-(:mod:`~fromscratch.interp.sae`).
+(:mod:`~fromscratch.interp.heads`), one head at a time (:mod:`~fromscratch.interp.per_head`), the
+logit lens (:mod:`~fromscratch.interp.lens`), the toy model of superposition
+(:mod:`~fromscratch.interp.superposition`) and sparse autoencoders (:mod:`~fromscratch.interp.sae`).
 
 A floor above ``models``: it may import ``models``, ``blocks``, ``attention`` and ``utils``; only
 ``chapters`` imports it.
@@ -11,6 +11,7 @@ A floor above ``models``: it may import ``models``, ``blocks``, ``attention`` an
 from fromscratch.interp.heads import induction_score, previous_token_score, repeated_tokens
 from fromscratch.interp.hooks import module_named, patch, record
 from fromscratch.interp.lens import block_names, unembed
+from fromscratch.interp.per_head import ablate_heads, patch_heads, record_heads
 from fromscratch.interp.sae import (
     SparseAutoencoder,
     planted_activations,
@@ -23,13 +24,16 @@ from fromscratch.interp.superposition import ToyModel, represented, sparse_featu
 __all__ = [
     "SparseAutoencoder",
     "ToyModel",
+    "ablate_heads",
     "block_names",
     "induction_score",
     "module_named",
     "patch",
+    "patch_heads",
     "planted_activations",
     "previous_token_score",
     "record",
+    "record_heads",
     "recovered_share",
     "repeated_tokens",
     "represented",
