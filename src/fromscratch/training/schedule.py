@@ -8,15 +8,17 @@ zero exactly when the 15 minutes run out however fast or slow the steps turn out
 ``shape="cosine"`` (``TrainConfig(schedule="cosine")``, chapter 14) decays along half a cosine wave
 instead of a straight line, ``(1 + cos(π · progress)) / 2``: it stays near the peak longer and
 lingers near zero at the end, the schedule of GPT-3, Llama and most language models since
-(Loshchilov & Hutter 2017 introduced it, with restarts). Llama decays to 10 % of the peak; here, as
-the linear decay does, it reaches 0.
+(Loshchilov & Hutter 2017 introduced it, with restarts). Here, as the linear decay does, it reaches 0.
+``shape="cosine10"`` (chapter 19) ends at 10 % of the peak instead,
+``0.1 + 0.9 · (1 + cos(π · progress)) / 2``: Chinchilla's schedule (decayed tenfold, over exactly the run's
+length) and Llama's.
 """
 
 from __future__ import annotations
 
 import math
 
-SHAPES = ("linear", "cosine")  # how the learning rate decays after the warm-up
+SHAPES = ("linear", "cosine", "cosine10")  # how the learning rate decays after the warm-up
 
 
 def lr_factor(step: int, warmup_steps: int, total_steps: int, decay: bool = True) -> float:
@@ -78,7 +80,10 @@ class Schedule:
         if not self.decay:
             return 1.0
         done = min(1.0, self.progress(step))  # 0 at the end of the warm-up, 1 at the end of the run
-        return 1.0 - done if self.shape == "linear" else 0.5 * (1.0 + math.cos(math.pi * done))
+        if self.shape == "linear":
+            return 1.0 - done
+        wave = 0.5 * (1.0 + math.cos(math.pi * done))  # 1 -> 0 along half a cosine
+        return wave if self.shape == "cosine" else 0.1 + 0.9 * wave
 
     def finished(self, step: int) -> bool:
         """True once ``step`` steps are done or the time budget is spent."""
