@@ -1,0 +1,206 @@
+"""Chapter 18's computed sentences: each takes the run's numbers and returns the text the chapter prints
+(``viz.prose``), its verdicts decided here by tested rules, never typed into the notebook.
+
+Every function is rendered in ``tests/test_prose_ch18.py`` with the ``gpu`` profile's sizes and results on
+both sides of each verdict.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+from fromscratch.chapters.ch18_interpretability.analysis import InContext, top_scored
+from fromscratch.viz import verdicts as v
+
+FORMED = 0.5  # an induction head: more than half its weight on the token after the previous occurrence
+SAE_GOAL = 0.9  # the share of planted features an SAE should recover (the issue's goal)
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.0f} %"
+
+
+def _head(head: Sequence[int]) -> str:
+    return f"{head[0]}.{head[1]}"
+
+
+def uniform_induction(period: int) -> float:
+    """The induction score of a causal head that spreads its weight evenly: ``mean 1/(i + 1)`` over the
+    repeated queries ``i = period .. 2 period - 1``."""
+    return sum(1 / (i + 1) for i in range(period, 2 * period)) / period
+
+
+def _share(base: InContext, ablated: InContext) -> float | None:
+    """The share of the in-context gain an ablation undoes (None when there is no gain to undo)."""
+    return (ablated.repeat - base.repeat) / base.gain if base.gain > 0 else None
+
+
+def phase_change(history: Mapping[str, Sequence], period: int, vocab: int) -> str:
+    """18.2: the in-context loss and the best induction score over training. ``history``: per measurement,
+    ``step``, ``first`` and ``repeat`` (the two losses) and ``induction`` (every head's score, ``(L, h)``)."""
+    steps, first, repeat = history["step"], history["first"], history["repeat"]
+    best = [float(scores.max()) for scores in history["induction"]]
+    text = (
+        f"Over {v.plural(steps[-1], 'step')} the loss on the repeat went from {repeat[0]:.2f} to "
+        f"{repeat[-1]:.2f} nats while the first pass, which no model can predict, stayed near "
+        f"{first[-1]:.2f} (chance, ln {vocab}, is {math.log(vocab):.2f}): an in-context gain of "
+        f"{first[-1] - repeat[-1]:.2f} nats. The best induction "
+        f"score went from {best[0]:.2f} to {best[-1]:.2f} "
+        f"(a head that spreads its weight evenly scores {uniform_induction(period):.3f})"
+    )
+    if best[-1] < FORMED:
+        return text + (
+            f". No head puts more than half its weight on the token after the previous occurrence yet: "
+            f"{v.plural(steps[-1], 'step')} are too few for the phase change."
+        )
+    half = next(s for s, b in zip(steps, best, strict=True) if b >= best[-1] / 2)
+    falls = [repeat[i] - repeat[i + 1] for i in range(len(steps) - 1)]
+    steepest = max(range(len(falls)), key=falls.__getitem__)
+    return text + (
+        f"; it passed half its final value at step {half:,}, "
+        "and the repeat's loss fell fastest between steps "
+        f"{steps[steepest]:,} and {steps[steepest + 1]:,}. The "
+        "head and the in-context learning appear together, "
+        "abruptly, after a plateau: the phase change."
+    )
+
+
+def ablation(
+    base: InContext,
+    no_induction: InContext,
+    no_previous: InContext,
+    induction_head: Sequence[int],
+    previous_head: Sequence[int],
+    before: float,
+    after: float,
+) -> str:
+    """18.2: what zero-ablating the induction head and the previous-token head does (``before``, ``after``:
+    the induction head's score with and without the previous-token head)."""
+    share = _share(base, no_induction)
+    if share is None:
+        return (
+            f"The model has no in-context gain to undo yet ({base.gain:+.2f} nats), so the ablations below "
+            "measure noise; the cpu profile's run trains it long enough."
+        )
+    text = (
+        f"Zero-ablating head {_head(induction_head)}, the induction head, raises the loss on the repeat from "
+        f"{base.repeat:.2f} to {no_induction.repeat:.2f} nats: "
+        f"it undoes {_pct(share)} of the in-context gain. "
+        f"Ablating head {_head(previous_head)}, layer 0's previous-token head, takes head "
+        f"{_head(induction_head)}'s induction score from {before:.2f} to {after:.2f} and undoes "
+        f"{_pct(_share(base, no_previous))} of the gain"
+    )
+    if after < before / 2:
+        return text + (
+            ": the induction head finds the previous occurrence through the previous-token head's output, "
+            "a circuit of two heads in two layers (K-composition)."
+        )
+    return text + ": the induction head does not depend on that head alone in this run."
+
+
+def real_heads(
+    name: str,
+    previous_top: Sequence[tuple[int, int, float]],
+    induction_top: Sequence[tuple[int, int, float]],
+    base: InContext,
+    ablated: InContext,
+    control: InContext,
+    period: int,
+) -> str:
+    """18.3: a real model's strongest heads (``(layer, head, score)``), and what ablating its top induction
+    heads (``ablated``) and as many random heads (``control``) does to the loss on the repeat."""
+    listed = [f"{layer}.{head} ({score:.2f})" for layer, head, score in induction_top]
+    previous = [f"{layer}.{head} ({score:.2f})" for layer, head, score in previous_top]
+    k = len(induction_top)
+    text = (
+        f"{name}'s strongest induction heads are {v.join_words(listed)}, against "
+        f"{uniform_induction(period):.3f} for an even spread; its strongest previous-token heads "
+        f"{v.join_words(previous)}. On {v.plural(period, 'token')} "
+        "of random text seen twice, the repeat costs "
+        f"{base.repeat:.2f} nats against {base.first:.2f} the first time, a gain of {base.gain:.2f}. "
+    )
+    share = _share(base, ablated)
+    if share is None:
+        return text + "There is no in-context gain for an ablation to undo."
+    return text + (
+        f"Zero-ablating the top {v.plural(k, 'induction head')} raises the repeat's loss by "
+        f"{ablated.repeat - base.repeat:+.2f} nats (undoing "
+        f"{_pct(share)} of the gain); {v.plural(k, 'head')} "
+        f"drawn at random, by {control.repeat - base.repeat:+.2f} nats."
+    )
+
+
+def real_models(real: Mapping[str, Mapping], k: int, period: int) -> str:
+    """18.3: :func:`real_heads` for every model of ``real``: name -> ``previous``, ``induction`` (``(L, h)``
+    scores) and the :class:`InContext` losses ``base``, ``ablated`` and ``control``."""
+    return " ".join(
+        real_heads(
+            name,
+            top_scored(r["previous"], k),
+            top_scored(r["induction"], k),
+            r["base"],
+            r["ablated"],
+            r["control"],
+            period,
+        )
+        for name, r in real.items()
+    )
+
+
+def lens(prompts: Sequence[str], first_layers: Sequence[int | None], depth: int) -> str:
+    """18.3: at which block the model's final next token first tops the logit lens, per prompt (None:
+    only at the last block)."""
+    said = [
+        f"at block {layer} of {depth} for “{prompt}”"
+        if layer is not None
+        else f"only at the last block for “{prompt}”"
+        for prompt, layer in zip(prompts, first_layers, strict=True)
+    ]
+    early = [layer for layer in first_layers if layer is not None]
+    ending = (
+        "the prediction is in place before the output, and the later blocks sharpen it"
+        if early
+        else "the prediction is assembled late, in the last block"
+    )
+    return f"The model's final next token first tops the lens {v.join_words(said)}: {ending}."
+
+
+def patching(clean: float, corrupted: float, cells: Sequence[tuple[int, str, float]], heads) -> str:
+    """18.4: the logit differences of the two prompts, the (block, token, share) cells of the residual
+    stream that restore most, and the heads (``(layer, head, share)``) that restore most. The behaviour
+    is there when each prompt gets its own name (clean > 0 > corrupted)."""
+    if not clean > 0 > corrupted:
+        return (
+            f"The model does not tell the two prompts apart: the logit difference is {clean:.2f} on the "
+            f"clean prompt and {corrupted:.2f} on the corrupted one, where a model that tracks the names "
+            "gives a positive and a negative number. There is no behaviour to locate: the maps show noise."
+        )
+    where = [f"block {layer} at “{token}” ({_pct(share)})" for layer, token, share in cells]
+    who = [f"{layer}.{head} ({_pct(share)})" for layer, head, share in heads]
+    return (
+        f"The clean prompt prefers the right name by {clean:.2f} logits, the corrupted one the other by "
+        f"{-corrupted:.2f}. Patched one position at a time, the residual stream restores most at "
+        f"{v.join_words(where)}; single heads restore most at {v.join_words(who)}."
+    )
+
+
+def sae(share: float, before: float, features: int, threshold: float) -> str:
+    """18.5: the share of planted directions an SAE's dictionary recovered."""
+    verdict = "meeting the goal" if share >= SAE_GOAL else "short of the goal"
+    return (
+        f"The trained dictionary matches {_pct(share)} of the "
+        f"{features} planted directions at a cosine of at "
+        f"least {threshold:g}, {verdict} of {_pct(SAE_GOAL)}; the random dictionary it started from matched "
+        f"{_pct(before)}."
+    )
+
+
+def story_sae(explained: float, fires: Sequence[float], k: int, tokens: int, block: int) -> str:
+    """18.5: the SAE on stories260K's residual stream; ``fires``: how often each latent was on."""
+    latents, dead = len(fires), sum(1 for f in fires if f == 0)
+    return (
+        f"On {tokens:,} positions of stories260K's residual stream after block {block}, the SAE rebuilds "
+        f"{_pct(explained)} of the stream's variance from {k} of its {latents} codes per token; "
+        + (f"{v.plural(dead, 'latent')} never fired on these tokens." if dead else "every latent fired.")
+    )
