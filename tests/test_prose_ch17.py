@@ -114,3 +114,37 @@ def test_before_after(one, many, said):
 
 def test_summary():
     assert_reads(prose.summary(_rows(UP, FLAT), N, 12.5))
+
+
+@pytest.mark.parametrize(
+    "one, said",
+    [
+        (Interval(0.2, 0.15, 0.25), "something to reinforce"),
+        (Interval(0.0, 0.0, 0.0), "never right"),
+        (Interval(1.0, 1.0, 1.0), "always right"),
+    ],
+)
+def test_chat_before(one, said):
+    chat = SIZE.chat
+    text = prose.chat_before(
+        _samples(one.value, chat.held_out, chat.eval_samples), one, chat.model, chat.held_out
+    )
+    assert_reads(text)
+    assert said in text
+
+
+@pytest.mark.parametrize("change, said", [(UP, "rose"), (FLAT, "within noise"), (DOWN, "fell")])
+def test_chat_after(change, said):
+    chat = SIZE.chat
+    rows = [
+        {
+            "metric": "pass@1",
+            "before": Interval(0.2, 0.15, 0.25),
+            "after": Interval(0.3, 0.25, 0.35),
+            "change": change,
+        }
+    ]
+    samples = _samples(0.2, chat.held_out, chat.eval_samples)
+    text = prose.chat_after(rows, samples, samples, chat, 3.5)
+    assert_reads(text)
+    assert said in text and "one run" in text

@@ -89,6 +89,8 @@ def run_grpo(
     """``rl.steps`` GRPO steps on problems drawn from ``pool``, in place on ``policy``; cached in
     ``checkpoint`` (resumed where a run stopped; a finished run is loaded at once).
 
+    Only the trainable weights are saved (:func:`_trained`).
+
     Returns ``{"curves": {name: [per step]}, "frames": [...], "seconds": ...}`` (the seconds spent in
     GRPO steps, over every session of the run): every ``rl.frame_every`` steps (and at
     step 0), ``rl.group`` samples for the problem ``watch`` with their rewards and advantages."""
@@ -96,7 +98,9 @@ def run_grpo(
     state = {"step": 0, "seconds": 0.0, "curves": {name: [] for name in CURVES}, "frames": []}
     if checkpoint.is_file():
         saved = load_checkpoint(checkpoint)
-        policy.load_state_dict(saved["model"])
+        _, unexpected = policy.load_state_dict(saved["model"], strict=False)
+        if unexpected or set(_trained(policy)) - set(saved["model"]):
+            raise ValueError(f"{checkpoint} holds other weights than this policy trains; delete it to rerun.")
         adam.load_state_dict(saved["optimizer"])
         state = saved["state"]
     bar = tqdm(total=rl.steps, initial=state["step"], desc="GRPO steps", disable=not progress)
@@ -119,10 +123,17 @@ def run_grpo(
             if state["step"] == rl.steps:
                 state["frames"].append(watch_frame(policy, tokenizer, watch, rl, state["step"]))
             save_checkpoint(
-                checkpoint, {"model": policy.state_dict(), "optimizer": adam.state_dict(), "state": state}
+                checkpoint, {"model": _trained(policy), "optimizer": adam.state_dict(), "state": state}
             )
     bar.close()
     return state
+
+
+def _trained(policy) -> dict:
+    """The weights GRPO changes (every one for a model trained whole; with LoRA, its A and B only): what a
+    checkpoint keeps (a frozen 135M-parameter model is read from its own file)."""
+    trained = {name for name, p in policy.named_parameters(remove_duplicate=False) if p.requires_grad}
+    return {name: value for name, value in policy.state_dict().items() if name in trained}
 
 
 def watch_frame(policy, tokenizer: Pieces, problem: Problem, rl, step: int) -> dict:

@@ -1,5 +1,6 @@
 """Chapter 17's run: policy gradients on a tabular policy (17.1), then the course's Llama taught 3-digit
-addition by imitation (SFT on worked solutions) and by GRPO, scored on held-out problems.
+addition by imitation (SFT on worked solutions) and by GRPO, scored on held-out problems; then
+SmolLM2-135M-Instruct with LoRA, before and after GRPO on 2-digit sums (17.6).
 
 Every size is written as a difference from ``smoke`` (``CPU = replace(SMOKE, ...)``)::
 
@@ -39,6 +40,21 @@ class GrpoRun:
 
 
 @dataclass(frozen=True)
+class ChatRun:
+    """The sizes of 17.6: a real chat model with LoRA, zero-shot and after GRPO."""
+
+    model: str  # "SmolLM2-135M-Instruct" (the registered GGUF, read as in chapter 15) or "tiny"
+    tiny: LlamaConfig  # the stand-in's sizes (its vocabulary: 256 bytes and ChatML's 3 specials)
+    digits: int  # digits of each operand
+    train_problems: int  # training problems GRPO draws from
+    held_out: int  # held-out problems scored before and after
+    lora: dict  # add_lora's targets, rank and alpha (chapter 15's: queries and values, r 8, alpha 16)
+    rl: GrpoRun  # GRPO on the LoRA weights, KL to the model as read
+    eval_samples: int  # samples per held-out problem (pass@k for k up to this)
+    eval_batch: int  # problems per call to generate when scoring
+
+
+@dataclass(frozen=True)
 class ReasoningRun:
     """The sizes of chapter 17's experiments."""
 
@@ -54,6 +70,7 @@ class ReasoningRun:
     eval_samples: int  # 17.5: samples per held-out problem (pass@k and majority for k up to this)
     eval_batch: int  # 17.5: problems per call to generate when scoring
     frames: int  # 17.5: snapshots shown by the interactive figure, at most
+    chat: ChatRun  # 17.6: SmolLM2-135M-Instruct with LoRA
 
 
 def _model(emb: int, depth: int, heads: int) -> LlamaConfig:
@@ -69,6 +86,34 @@ def _model(emb: int, depth: int, heads: int) -> LlamaConfig:
     )
 
 
+_LORA = {"targets": ("to_queries", "to_values"), "rank": 8, "alpha": 16.0}
+# smoke: a 1-block random stand-in over bytes, one GRPO step of 2 samples of 4 tokens
+CHAT_SMOKE = ChatRun(
+    model="tiny",
+    tiny=LlamaConfig(vocab_size=259, context=512, emb=32, heads=4, kv_heads=2, depth=1, hidden=64),
+    digits=2,
+    train_problems=20,
+    held_out=2,
+    lora=_LORA,
+    rl=GrpoRun(
+        steps=1,
+        problems=1,
+        group=2,
+        updates=2,
+        lr=1e-3,  # LoRA's (chapter 15's): its B starts at zero and moves by about lr a step
+        clip=0.2,
+        beta=0.04,
+        scale=True,
+        temperature=0.7,
+        max_tokens=4,
+        grad_clip=1.0,
+        frame_every=1,
+        checkpoint_every=1,
+        seed=0,
+    ),
+    eval_samples=2,
+    eval_batch=2,
+)
 # smoke: a tiny Llama, a few steps of each: proves the code runs (seconds)
 SMOKE = ReasoningRun(
     group_sizes=(2, 4, 8),
@@ -98,6 +143,7 @@ SMOKE = ReasoningRun(
     eval_samples=8,
     eval_batch=16,
     frames=4,
+    chat=CHAT_SMOKE,
 )
 # cpu: a 2-block Llama (emb 64) imitates 500 steps of worked additions, stopped while it is right on about a
 # third of the held-out problems (tuned on a shared 2-core machine); then 300 GRPO steps of 8 problems x 8
@@ -116,6 +162,19 @@ CPU = replace(
     eval_samples=16,
     eval_batch=32,
     frames=11,
+    # SmolLM2 on 2 shared cores: about 1 s of CPU per sampled row of 24 tokens, several for a row's update;
+    # 6 steps of one problem x 8 samples, 40 held-out problems x 4 samples before and after
+    chat=replace(
+        CHAT_SMOKE,
+        model="SmolLM2-135M-Instruct",
+        train_problems=2_000,
+        held_out=40,
+        rl=replace(
+            CHAT_SMOKE.rl, steps=6, problems=1, group=8, max_tokens=24, frame_every=6, checkpoint_every=2
+        ),
+        eval_samples=4,
+        eval_batch=10,
+    ),
 )
 # gpu (planned, never measured: no GPU was lent to this chapter): 1,000 held-out problems, 32 samples each,
 # 600 steps of 32 problems
@@ -125,7 +184,14 @@ GPU = replace(
     rl=replace(CPU.rl, steps=600, problems=32, frame_every=60, checkpoint_every=60),
     eval_samples=32,
     eval_batch=128,
+    chat=replace(
+        CPU.chat,
+        held_out=500,
+        rl=replace(CPU.chat.rl, steps=200, problems=16, group=16, frame_every=20, checkpoint_every=20),
+        eval_samples=16,
+        eval_batch=125,
+    ),
 )
 RUNS = {"smoke": SMOKE, "cpu": CPU, "gpu": GPU}
 
-__all__ = ["CPU", "GPU", "RUNS", "SMOKE", "GrpoRun", "ReasoningRun"]
+__all__ = ["CHAT_SMOKE", "CPU", "GPU", "RUNS", "SMOKE", "ChatRun", "GrpoRun", "ReasoningRun"]

@@ -156,3 +156,36 @@ def summary(rows: Sequence[Mapping], n: int, minutes: float) -> str:
         f"pass@1 went from {_pct(one['before'].value)} to {_pct(one['after'].value)} and pass@{n} from "
         f"{_pct(many['before'].value)} to {_pct(many['after'].value)}."
     )
+
+
+def chat_before(before, pass_one: Interval, model: str, held_out: int) -> str:
+    """17.6: the chat model as read, on the held-out sums, before any training."""
+    if pass_one.high <= 0:
+        verdict = "never right: no sample earns a reward, and GRPO has nothing to push toward"
+    elif pass_one.low >= 1:
+        verdict = "always right: every advantage is zero, and GRPO has nothing to learn"
+    else:
+        verdict = "right on some samples: GRPO has something to reinforce"
+    return (
+        f"As read from its file, {model} writes a well-formed answer in {_pct(before.formatted.mean())} of "
+        f"its samples, and on {v.plural(held_out, 'held-out problem')} its pass@1 is {_interval(pass_one)}: "
+        f"{verdict}."
+    )
+
+
+def chat_after(rows: Sequence[Mapping], before, after, chat, minutes: float) -> str:
+    """17.6: the chat model after ``chat.rl.steps`` GRPO steps on its LoRA matrices, paired on the same
+    held-out problems (``chat``: the profile's :class:`~.profile.ChatRun`); ``minutes``: the GRPO steps'
+    time on this machine; one run."""
+    rl, held_out = chat.rl, chat.held_out
+    by = {row["metric"]: row for row in rows}
+    one = by["pass@1"]
+    return (
+        f"After {v.plural(rl.steps, 'GRPO step')} of {rl.problems} problems x {rl.group} samples on LoRA's "
+        f"matrices ({minutes:.1f} minutes on this machine), pass@1 on the same "
+        f"{v.plural(held_out, 'held-out problem')} went from {_interval(one['before'])} to "
+        f"{_interval(one['after'])}: it {_points(one['change'])}, and well-formed answers went from "
+        f"{_pct(before.formatted.mean())} to {_pct(after.formatted.mean())} of the samples. This is "
+        f"{v.seeds_said(1)} of {v.plural(rl.steps, 'step')}: another seed, or more steps, would move these "
+        "numbers."
+    )

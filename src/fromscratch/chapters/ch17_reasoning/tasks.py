@@ -62,10 +62,15 @@ class Pieces:
     def decode(self, ids: Sequence[int]) -> str:
         return "".join(self.pieces[i - self.offset] for i in ids if i >= self.offset)
 
+    def prompt(self, problem: Problem) -> list[int]:
+        """What the model reads before it answers: BOS, the question, a newline."""
+        return [BOS, *self.encode(problem.prompt + "\n")]
+
 
 def prompt_ids(tokenizer: Pieces, problem: Problem) -> list[int]:
-    """What the model reads before it answers: BOS, the question, a newline."""
-    return [BOS, *tokenizer.encode(problem.prompt + "\n")]
+    """What the model reads before it answers, as the task tokenizer writes it (:meth:`Pieces.prompt`, or
+    a chat model's :class:`~.chat.ChatPrompts`)."""
+    return tokenizer.prompt(problem)
 
 
 def sft_batches(
@@ -116,8 +121,9 @@ def sample_groups(
     seed: int = 0,
 ) -> Groups:
     """``n`` responses to each problem (all prompts of one length), sampled with ``temperature`` through
-    :func:`~fromscratch.generate.generate` (KV cache) for at most ``max_tokens`` tokens, and scored; the
-    tensors on the model's device."""
+    :func:`~fromscratch.generate.generate` (KV cache) for at most ``max_tokens`` tokens, each cut at its
+    first ``tokenizer.stop`` (kept), and scored; the tensors on the model's device. ``tokenizer``: any
+    task tokenizer with ``prompt``, ``decode`` and ``stop`` (:class:`Pieces`, :class:`~.chat.ChatPrompts`)."""
     prompts = [prompt_ids(tokenizer, p) for p in problems]
     if len({len(p) for p in prompts}) != 1:
         raise ValueError("sample_groups: the prompts differ in length; draw problems of one size together.")
@@ -146,8 +152,12 @@ def sample_groups(
 
 def response_logprobs(model, tokens: Tensor, prompt_len: int) -> tuple[Tensor, Tensor]:
     """``log π(token | before)`` and the entropy of ``π(· | before)`` at each response position:
-    ``tokens`` ``(b, tp + t)`` -> two ``(b, t)``. Keeps the gradient (wrap in ``no_grad`` for constants)."""
-    logits = model(tokens[:, :-1])[:, prompt_len - 1 :].float()  # (b, t, V): predicts tokens[tp:]
+    ``tokens`` ``(b, tp + t)`` -> two ``(b, t)``. Keeps the gradient (wrap in ``no_grad`` for constants).
+    Only the response's positions meet the output layer (a chat model's ``V`` is 49,152)."""
+    hidden = model.hidden(tokens[:, :-1])[
+        :, prompt_len - 1 :
+    ]  # (b, t, e): the states that predict tokens[tp:]
+    logits = model.to_logits(hidden).float()  # (b, t, V)
     logp = torch.log_softmax(logits, dim=-1)  # (b, t, V)
     taken = logp.gather(-1, tokens[:, prompt_len:, None]).squeeze(-1)  # (b, t)
     entropy = -(logp.exp() * logp).sum(-1)  # (b, t)
