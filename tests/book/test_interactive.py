@@ -48,6 +48,7 @@ EXPECTED = {  # chapter -> precomputed figures (viz.frames), at least
     "notebooks/14_modern_decoders": 2,  # KV cache: key/value heads x length; block x head
     "notebooks/16_flash_attention": 2,  # the tiles of the forward and the backward pass: causal x step
     "notebooks/17_reasoning": 1,  # one held-out problem's samples, step by step through GRPO
+    "notebooks/18_interpretability": 1,  # the heads' scores and one head's attention over training
     "notebooks/19_scaling_laws": 1,  # the fitted law along one budget, up to the verification run
 }
 LLAMA = "notebooks/14_modern_decoders"  # the chapter with stories260K in the page
