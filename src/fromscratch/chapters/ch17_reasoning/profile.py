@@ -162,8 +162,9 @@ CPU = replace(
     eval_samples=16,
     eval_batch=32,
     frames=11,
-    # SmolLM2 on 2 shared cores: about 1 s of CPU per sampled row of 24 tokens, several for a row's update;
-    # 6 steps of one problem x 8 samples, 40 held-out problems x 4 samples before and after
+    # SmolLM2 on 2 shared cores: 24 s of CPU (one thread) for 16 rows of 24 tokens after its 110-token
+    # prompt, measured; 6 steps of one problem x 8 samples, 40 held-out problems x 4 samples before and
+    # after (planned at about 10 minutes; this section's cpu run is not yet executed)
     chat=replace(
         CHAT_SMOKE,
         model="SmolLM2-135M-Instruct",
