@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 
+import numpy as np
+
 from fromscratch.chapters.ch19_scaling_laws.profile import ScalingRun
 from fromscratch.metrics.flops import flops_per_token, parameter_count
 from fromscratch.metrics.scaling import IsoflopMinimum, isoflop_minimum
@@ -118,7 +120,8 @@ def minimum(runs: Sequence[Run], n: str = "N") -> IsoflopMinimum:
     out), never a vertex extrapolated from a nearly straight line."""
     sizes, losses = [getattr(r, n) for r in runs], [r.loss for r in runs]
     try:
-        found = isoflop_minimum(sizes, losses)
+        with np.errstate(over="ignore"):  # a nearly straight line puts its vertex far out: discarded below
+            found = isoflop_minimum(sizes, losses)
     except ValueError:
         found = None
     if found is not None and found.bracketed:
