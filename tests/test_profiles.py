@@ -139,6 +139,6 @@ def test_sequence_runs_hold_model_and_train_configs():
 
 def test_runs_are_named_by_chapter():
     prof = profiles.get_profile("smoke")
-    assert set(prof.runs) == {"ch01", "ch02"} | {f"ch{n:02d}" for n in range(6, 18)}
+    assert set(prof.runs) == {"ch01", "ch02"} | {f"ch{n:02d}" for n in range(6, 20)}
     with pytest.raises(AttributeError, match="no run 'imdb'.*ch06"):
         _ = prof.imdb
