@@ -40,7 +40,7 @@ from typing import Any
 
 import torch
 
-__all__ = ["check_function", "check_value", "is_stub", "not_attempted"]
+__all__ = ["check_function", "check_value", "is_stub", "not_attempted", "refuses"]
 
 
 def is_stub(answer: Any) -> bool:
@@ -51,6 +51,17 @@ def is_stub(answer: Any) -> bool:
 def not_attempted(name: str) -> None:
     """Say that the exercise is waiting for the learner; the checkers return this (None)."""
     print(f"… {name}: not attempted yet.\n  Fill in the cell above, run it, then run this cell again.")
+
+
+def refuses(candidate: Callable, names: set[str]) -> bool:
+    """True (and says so) when ``candidate``'s own code calls one of the package's ``names``."""
+    code = getattr(candidate, "__code__", None)
+    called = sorted(set(code.co_names if code is not None else ()) & names)
+    if called:
+        print(
+            f"✗ {candidate.__name__} calls the package's {called[0]}: write it yourself, from the statement."
+        )
+    return bool(called)
 
 
 def _close(got: Any, expected: Any, atol: float, rtol: float) -> tuple[bool, str]:

@@ -26,21 +26,10 @@ from fromscratch.training.rl import clipped_policy_loss, pass_at_k, rloo_advanta
 __all__ = ["check_clip_gradient", "check_pass_at_k", "check_rloo", "clip_gradient"]
 
 
-def _refuse(candidate: Callable, names: set[str]) -> bool:
-    """True (and says so) when ``candidate``'s own code calls one of the package's ``names``."""
-    code = getattr(candidate, "__code__", None)
-    called = sorted(set(code.co_names if code is not None else ()) & names)
-    if called:
-        print(
-            f"✗ {candidate.__name__} calls the package's {called[0]}: write it yourself, from the statement."
-        )
-    return bool(called)
-
-
 def check_pass_at_k(candidate: Callable[[int, int, int], float]) -> bool | None:
     """Exercise 17.1. Expects ``(n, c, k) -> float``: the unbiased pass@k of ``n`` samples of which ``c``
     are right, ``1 - C(n - c, k) / C(n, k)``, and 1 when ``n - c < k``."""
-    if not checking.is_stub(candidate) and _refuse(candidate, {"pass_at_k"}):
+    if not checking.is_stub(candidate) and checking.refuses(candidate, {"pass_at_k"}):
         return False
     cases = [
         (16, 0, 1),
@@ -59,7 +48,7 @@ def check_pass_at_k(candidate: Callable[[int, int, int], float]) -> bool | None:
 def check_rloo(candidate: Callable[[Tensor], Tensor]) -> bool | None:
     """Exercise 17.2. Expects ``rewards (g, n) -> (g, n)``: each reward minus the mean of the other
     ``n - 1`` rewards of its row."""
-    if not checking.is_stub(candidate) and _refuse(candidate, {"rloo_advantages"}):
+    if not checking.is_stub(candidate) and checking.refuses(candidate, {"rloo_advantages"}):
         return False
     generator = torch.Generator().manual_seed(172)
     inputs = [
@@ -90,7 +79,9 @@ def check_clip_gradient(candidate: Callable[[Tensor, Tensor, float], Tensor]) ->
     """Exercise 17.3. Expects ``(ratio (m,), advantage (m,), clip) -> (m,)``: the derivative of each
     token's loss ``-min(ρA, clip(ρ, 1-ε, 1+ε) A)`` with respect to its log-probability ``log π``
     (``ρ = π / π_old``, so ``dρ / d log π = ρ``)."""
-    if not checking.is_stub(candidate) and _refuse(candidate, {"clipped_policy_loss", "clip_gradient"}):
+    if not checking.is_stub(candidate) and checking.refuses(
+        candidate, {"clipped_policy_loss", "clip_gradient"}
+    ):
         return False
     ratios = torch.tensor([0.5, 0.7, 0.9, 1.0, 1.1, 1.3, 1.6], dtype=torch.float64)
     inputs = [

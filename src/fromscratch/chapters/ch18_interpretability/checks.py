@@ -28,17 +28,6 @@ from fromscratch.interp import SparseAutoencoder, induction_score, patch, sae_lo
 __all__ = ["check_induction_score", "check_sae_loss", "check_zero_ablation", "zero_ablated"]
 
 
-def _refuse(candidate: Callable, names: set[str]) -> bool:
-    """True (and says so) when ``candidate``'s own code calls one of the package's ``names``."""
-    code = getattr(candidate, "__code__", None)
-    called = sorted(set(code.co_names if code is not None else ()) & names)
-    if called:
-        print(
-            f"✗ {candidate.__name__} calls the package's {called[0]}: write it yourself, from the statement."
-        )
-    return bool(called)
-
-
 def _weights(b: int, h: int, t: int, seed: int) -> Tensor:
     """Random causal attention weights ``(b, h, t, t)``: each row sums to 1 over the keys it may see."""
     scores = torch.randn(b, h, t, t, generator=torch.Generator().manual_seed(seed))
@@ -49,7 +38,7 @@ def _weights(b: int, h: int, t: int, seed: int) -> Tensor:
 def check_induction_score(candidate: Callable[[Tensor, int], Tensor]) -> bool | None:
     """Exercise 18.1. Expects ``(weights (b, h, t, t), period) -> (h,)``: per head, the mean weight from
     query ``i`` to key ``i - period + 1`` over ``i = period .. t - 1`` and the batch."""
-    if not checking.is_stub(candidate) and _refuse(candidate, {"induction_score"}):
+    if not checking.is_stub(candidate) and checking.refuses(candidate, {"induction_score"}):
         return False
     inputs = [(_weights(2, 3, 16, 0), 8), (_weights(1, 4, 20, 1), 10), (_weights(3, 2, 13, 2), 6)]
     inputs.append((_weights(1, 2, 8, 3), 2))  # the shortest period: one key back
@@ -80,7 +69,7 @@ def check_zero_ablation(candidate: Callable[[nn.Module, Tensor, str], Tensor]) -
 def check_sae_loss(candidate: Callable[[SparseAutoencoder, Tensor, float], Tensor]) -> bool | None:
     """Exercise 18.3. Expects ``(sae, x (b, d), l1) -> scalar``: the squared reconstruction error summed
     over ``d`` plus ``l1`` times the sum of the codes' absolute values, both averaged over the batch."""
-    if not checking.is_stub(candidate) and _refuse(candidate, {"sae_loss"}):
+    if not checking.is_stub(candidate) and checking.refuses(candidate, {"sae_loss"}):
         return False
     generator = torch.Generator().manual_seed(183)
     torch.manual_seed(183)

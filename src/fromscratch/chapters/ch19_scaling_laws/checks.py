@@ -27,17 +27,6 @@ from fromscratch.models.llama import LlamaConfig
 __all__ = ["check_compute_optimal", "check_flops", "check_power_law"]
 
 
-def _refuse(candidate: Callable, names: set[str]) -> bool:
-    """True (and says so) when ``candidate``'s own code calls one of the package's ``names``."""
-    code = getattr(candidate, "__code__", None)
-    called = sorted(set(code.co_names if code is not None else ()) & names)
-    if called:
-        print(
-            f"✗ {candidate.__name__} calls the package's {called[0]}: write it yourself, from the statement."
-        )
-    return bool(called)
-
-
 def _flops(config, t: int) -> int:
     return flops_per_token(config, t).total
 
@@ -45,7 +34,7 @@ def _flops(config, t: int) -> int:
 def check_flops(candidate: Callable[[LlamaConfig, int], int]) -> bool | None:
     """Exercise 19.1. Expects ``(config, t) -> int``: training FLOPs per token of the Llama ``config`` for
     sequences of ``t`` tokens, ``6 ×`` the weights of its linear layers plus ``12 · depth · t · e``."""
-    if not checking.is_stub(candidate) and _refuse(candidate, {"flops_per_token", "training_flops"}):
+    if not checking.is_stub(candidate) and checking.refuses(candidate, {"flops_per_token", "training_flops"}):
         return False
     configs = [
         LlamaConfig(vocab_size=256, context=64, emb=32, heads=4, kv_heads=4, depth=2, hidden=88),
@@ -65,7 +54,7 @@ def _power_law(x, y) -> tuple[float, float]:
 
 def check_power_law(candidate: Callable) -> bool | None:
     """Exercise 19.2. Expects ``(x, y) -> (k, p)``: the least-squares fit of ``log y = log k + p log x``."""
-    if not checking.is_stub(candidate) and _refuse(candidate, {"power_law_fit"}):
+    if not checking.is_stub(candidate) and checking.refuses(candidate, {"power_law_fit"}):
         return False
     rng = np.random.default_rng(192)
     x = np.geomspace(1e11, 1.6e12, 5)
@@ -81,7 +70,7 @@ def check_power_law(candidate: Callable) -> bool | None:
 def check_compute_optimal(candidate: Callable[[LossLaw, float], tuple[float, float]]) -> bool | None:
     """Exercise 19.3. Expects ``(law, C) -> (N, D)``: the ``N`` and ``D = C / (6 N)`` that minimise
     ``law(N, D)`` at the budget ``C``."""
-    if not checking.is_stub(candidate) and _refuse(candidate, {"compute_optimal"}):
+    if not checking.is_stub(candidate) and checking.refuses(candidate, {"compute_optimal"}):
         return False
     chinchilla = LossLaw(E=1.69, A=406.4, B=410.7, alpha=0.34, beta=0.28)
     other = LossLaw(E=1.0, A=50.0, B=900.0, alpha=0.5, beta=0.3)
