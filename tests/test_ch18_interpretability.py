@@ -12,6 +12,7 @@ from torch import nn
 
 from fromscratch.chapters.ch18_interpretability import analysis, subjects
 from fromscratch.chapters.ch18_interpretability.profile import RUNS, SMOKE
+from fromscratch.chapters.ch18_interpretability.sentiment import pooled_streams, probe_reviews
 from fromscratch.chapters.ch18_interpretability.toy import AttentionOnly, periodic_tokens, position_losses
 from fromscratch.interp import block_names, repeated_tokens
 
@@ -117,6 +118,22 @@ def test_head_scores_of_a_real_model(stories):
     previous, induction = analysis.head_scores(stories.model, tokens, 16, stories.skip)
     assert previous.shape == induction.shape == stories.shape
     assert ((induction >= 0) & (induction <= 1)).all()
+
+
+def test_pooled_streams_are_what_each_text_gives_alone(stories):
+    texts = ["Once upon a time", "Lily saw a big dog in the park and she ran"]
+    together = pooled_streams(stories, texts, batch=2)  # padded on the right to the longer
+    assert together.shape == (stories.shape[0], 2, stories.model.config.emb)
+    for row, text in enumerate(texts):
+        alone = pooled_streams(stories, [text], batch=1)[:, 0]  # (layers, e): no padding
+        torch.testing.assert_close(together[:, row], alone, atol=1e-5, rtol=1e-5)
+
+
+def test_probe_reviews_are_balanced_and_clipped():
+    train_texts, train_labels, test_texts, test_labels = probe_reviews(12, 8, 6)
+    assert len(train_texts) == 8 and len(test_texts) == 6
+    assert int(train_labels.sum()) == 4 and int(test_labels.sum()) == 3
+    assert all(len(text.replace(" … ", " ").split()) <= 12 for text in train_texts + test_texts)
 
 
 def test_the_superposition_helpers():

@@ -18,6 +18,7 @@ import torch
 from fromscratch.interp import (
     ablate_heads,
     block_names,
+    fit_probe,
     induction_score,
     module_named,
     patch,
@@ -294,3 +295,50 @@ def test_recorded_activations_equal_nnsight_s():
     with torch.no_grad(), traced.trace(tokens):
         theirs = traced.blocks[1].output.save()
     torch.testing.assert_close(ours["blocks.1"][0], getattr(theirs, "value", theirs))
+
+
+def _newton_logistic(z: torch.Tensor, y: torch.Tensor, decay: float) -> torch.Tensor:
+    """The regularised logistic regression's optimum by Newton's method in float64 (an oracle independent
+    of L-BFGS): ``z (n, e)`` standardised features -> ``(w (e,), c)`` stacked as ``(e + 1,)``."""
+    n, e = z.shape
+    design = torch.cat([z, torch.ones(n, 1, dtype=z.dtype)], dim=1)  # (n, e + 1): a bias column
+    penalty = torch.full((e + 1,), 2 * decay, dtype=z.dtype)
+    penalty[-1] = 0.0  # no decay on the bias
+    theta = torch.zeros(e + 1, dtype=z.dtype)
+    for _ in range(50):
+        p = torch.sigmoid(design @ theta)
+        gradient = design.T @ (p - y) / n + penalty * theta
+        hessian = design.T @ (design * (p * (1 - p))[:, None]) / n + torch.diag(penalty)
+        theta = theta - torch.linalg.solve(hessian, gradient)
+    return theta
+
+
+def test_a_probe_finds_the_regularised_optimum_newton_s_method_finds():
+    generator = torch.Generator().manual_seed(0)
+    x = torch.randn(200, 6, generator=generator) * torch.tensor([1.0, 5.0, 0.1, 2.0, 1.0, 3.0]) + 4.0
+    y = (x[:, 0] - 0.3 * x[:, 1] + torch.randn(200, generator=generator) > 2.0).long()
+    probe = fit_probe(x, y, weight_decay=0.05)
+    z = ((x - probe.mean) / probe.scale).double()
+    expected = _newton_logistic(z, y.double(), 0.05)
+    got = torch.cat([probe.linear.weight[0], probe.linear.bias]).double()
+    torch.testing.assert_close(got, expected, atol=1e-4, rtol=1e-4)
+
+
+def test_a_probe_s_direction_is_the_planted_one_in_the_activations_own_space():
+    generator = torch.Generator().manual_seed(1)
+    planted = torch.nn.functional.normalize(torch.randn(16, generator=generator), dim=0)  # (e,)
+    x = torch.randn(2_000, 16, generator=generator) * 3.0 + 1.0  # (n, e): offset, equal spreads
+    y = x @ planted > float(planted.sum())  # the side of a plane through the mean
+    probe = fit_probe(x, y, weight_decay=1e-3)
+    assert float(probe.direction() @ planted) > 0.99 and float(probe.direction().norm()) == pytest.approx(1.0)
+    assert ((probe(x) > 0) == y).float().mean() > 0.97
+
+
+def test_a_probe_says_what_is_wrong_with_its_input():
+    x = torch.randn(8, 3)
+    with pytest.raises(ValueError, match="both classes"):
+        fit_probe(x, torch.ones(8))
+    with pytest.raises(ValueError, match="weight_decay"):
+        fit_probe(x, torch.arange(8) % 2, weight_decay=0.0)
+    with pytest.raises(ValueError, match=r"\(n, e\)"):
+        fit_probe(x, torch.arange(7) % 2)

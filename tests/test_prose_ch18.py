@@ -9,6 +9,7 @@ from prose_checks import assert_reads
 from fromscratch.chapters import get_profile
 from fromscratch.chapters.ch18_interpretability import prose
 from fromscratch.chapters.ch18_interpretability.analysis import InContext
+from fromscratch.metrics.intervals import wilson_interval
 
 SIZE = get_profile("gpu").ch18
 PERIOD = SIZE.toy.context // 2
@@ -66,7 +67,7 @@ def test_real_heads(gain, k):
 def test_lens(layers):
     prompts = [f"prompt {i}" for i in range(len(layers))]
     text = prose.lens(prompts, layers, 30)
-    assert_reads(text, never_together=[("assembled late", "in place before")])
+    assert_reads(text, never_together=[("assembled late", "settles early")])
 
 
 @pytest.mark.parametrize(("clean", "corrupted"), [(3.2, -2.9), (1.4, 1.3), (-0.5, -1.0)])
@@ -76,6 +77,12 @@ def test_patching(clean, corrupted):
     text = prose.patching(clean, corrupted, cells, heads)
     assert_reads(text, never_together=[("restores most", "noise")])
     assert ("noise" in text) == (not clean > 0 > corrupted)
+
+
+@pytest.mark.parametrize("top", [1.3, 0.8])
+def test_patching_share_above_one(top):
+    text = prose.patching(3.2, -2.9, [(9, "Tim", top)], [(18, 6, 0.4)])
+    assert ("above 100 %" in text) == (top > 1)
 
 
 @pytest.mark.parametrize("share", [0.95, 0.5])
@@ -91,3 +98,28 @@ def test_story_sae(dead):
     text = prose.story_sae(0.82, fires, SIZE.story_k, SIZE.story_tokens, 2)
     assert_reads(text)
     assert ("every latent fired" in text) == (dead == 0)
+
+
+@pytest.mark.parametrize("signal", [True, False])
+@pytest.mark.parametrize("zero_shot", [0.6, 0.99, None])
+def test_probes(signal, zero_shot):
+    n = SIZE.probe_test
+    correct = [int(n * (0.5 + (0.4 if signal else 0.02) * (i > 3))) for i in range(30)]
+    accuracy = [wilson_interval(c, n) for c in correct]
+    references = {} if zero_shot is None else {"zero-shot prompt": zero_shot}
+    text = prose.probes(accuracy, SIZE.probe_train, references)
+    assert_reads(text, never_together=[("sentiment is written", "do not show sentiment")])
+    assert ("From block 4 on" in text) == signal
+    if zero_shot == 0.6:
+        assert ("holds more" in text) == signal
+
+
+@pytest.mark.parametrize(("low", "high"), [(0.1, 0.9), (0.45, 0.9), (0.48, 0.52)])
+def test_steering(low, high):
+    n = 3 * SIZE.steer_samples
+    strengths = (-1.0, 0.0, 1.0)
+    positive = [wilson_interval(round(n * share), n) for share in (low, 0.5, high)]
+    text = prose.steering(strengths, positive, 15, SIZE.steer_samples)
+    assert_reads(text, never_together=[("both ways", "no change")])
+    assert ("both ways" in text) == (low == 0.1)
+    assert ("no change" in text) == (high == 0.52)

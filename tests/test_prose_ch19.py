@@ -67,6 +67,14 @@ def test_exponents(size, interval, chinchilla, kaplan):
     assert_reads(text)
     assert f"a = 0.50 is {chinchilla} the interval" in flat(text)
     assert f"a = 0.73 {kaplan} the interval" in flat(text)
+    assert "off by more than a tenth" not in text  # a + b = 1 here
+
+
+def test_exponents_that_do_not_add_up_to_one_say_why():
+    size = BOTH[0]
+    text = prose.exponents(_law(0.65, (0.4, 1.0)), _law(0.53, (-0.1, 1.0)), _law(0.77, (0.5, 1.1)), size)
+    assert_reads(text)
+    assert "1.18 here, off by more than a tenth" in flat(text)
 
 
 @pytest.mark.parametrize("size", BOTH)

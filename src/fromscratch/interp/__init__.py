@@ -1,8 +1,9 @@
 """Interpretability on the course's own models (chapter 18): read and rewrite what modules compute
 (:mod:`~fromscratch.interp.hooks`), score heads from their attention weights
 (:mod:`~fromscratch.interp.heads`), one head at a time (:mod:`~fromscratch.interp.per_head`), the
-logit lens (:mod:`~fromscratch.interp.lens`), the toy model of superposition
-(:mod:`~fromscratch.interp.superposition`) and sparse autoencoders (:mod:`~fromscratch.interp.sae`).
+logit lens (:mod:`~fromscratch.interp.lens`), linear probes (:mod:`~fromscratch.interp.probes`), the
+toy model of superposition (:mod:`~fromscratch.interp.superposition`) and sparse autoencoders
+(:mod:`~fromscratch.interp.sae`).
 
 A floor above ``models``: it may import ``models``, ``blocks``, ``attention`` and ``utils``; only
 ``chapters`` imports it.
@@ -12,6 +13,7 @@ from fromscratch.interp.heads import induction_score, previous_token_score, repe
 from fromscratch.interp.hooks import module_named, patch, record
 from fromscratch.interp.lens import block_names, unembed
 from fromscratch.interp.per_head import ablate_heads, patch_heads, record_heads
+from fromscratch.interp.probes import LinearProbe, fit_probe
 from fromscratch.interp.sae import (
     SparseAutoencoder,
     planted_activations,
@@ -22,10 +24,12 @@ from fromscratch.interp.sae import (
 from fromscratch.interp.superposition import ToyModel, represented, sparse_features, toy_loss, train_toy
 
 __all__ = [
+    "LinearProbe",
     "SparseAutoencoder",
     "ToyModel",
     "ablate_heads",
     "block_names",
+    "fit_probe",
     "induction_score",
     "module_named",
     "patch",

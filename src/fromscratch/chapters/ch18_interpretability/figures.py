@@ -4,8 +4,10 @@
 - :func:`training_frame`: one measurement of the run, for the interactive figure (18.2);
 - :func:`head_maps`: every head's previous-token and induction score as two heat maps (18.2, 18.3);
 - :func:`patching_maps`: the logit difference restored by patching, per block and position, per head (18.4);
-- :func:`phase_diagram`: what a toy model of two features in one dimension stores (18.5);
-- :func:`gram_panels`: the toy model's ``WᵀW`` and each feature's length (18.5).
+- :func:`probe_accuracy`: a sentiment probe's test accuracy after every block, with its interval (18.5);
+- :func:`steering`: the sentiment of steered text against the strength of the push (18.5);
+- :func:`phase_diagram`: what a toy model of two features in one dimension stores (18.6);
+- :func:`gram_panels`: the toy model's ``WᵀW`` and each feature's length (18.6).
 """
 
 from __future__ import annotations
@@ -18,7 +20,16 @@ import torch
 
 from fromscratch.viz.style import BOOK_WIDTH, FAINT, HEATMAP_CMAP, PALETTE
 
-__all__ = ["gram_panels", "head_maps", "patching_maps", "phase_change", "phase_diagram", "training_frame"]
+__all__ = [
+    "gram_panels",
+    "head_maps",
+    "patching_maps",
+    "phase_change",
+    "phase_diagram",
+    "probe_accuracy",
+    "steering",
+    "training_frame",
+]
 
 
 def phase_change(steps: Sequence[int], first, repeat, previous, induction):
@@ -97,6 +108,42 @@ def patching_maps(residual, heads, tokens: Sequence[str], *, title: str = ""):
     fig.colorbar(image, ax=axes[1], shrink=0.8, label="share of the logit difference restored")
     if title:
         fig.suptitle(title)
+    return fig
+
+
+def probe_accuracy(accuracy: Sequence, references: Mapping[str, float], *, title: str = ""):
+    """Test accuracy of the probe on the stream after each block (``accuracy``: one
+    :class:`~fromscratch.metrics.intervals.Proportion` per block, its Wilson interval shaded), with other
+    accuracies as labelled horizontal lines (``references``: name -> accuracy) and chance at 50 %."""
+    blocks = np.arange(len(accuracy))
+    fig, ax = plt.subplots(figsize=(BOOK_WIDTH * 0.75, 3.0), layout="constrained")
+    ax.fill_between(
+        blocks, [a.low for a in accuracy], [a.high for a in accuracy], color=PALETTE[0], alpha=0.2
+    )
+    ax.plot(blocks, [a.value for a in accuracy], "o-", color=PALETTE[0], ms=3, label="probe on the stream")
+    for colour, (name, value) in zip(PALETTE[1:], references.items(), strict=False):
+        ax.axhline(value, color=colour, ls="--", lw=1, label=name)
+    ax.axhline(0.5, color=FAINT, lw=1, label="chance")
+    ax.set(xlabel="block", ylabel="test accuracy", ylim=(0.3, 1.0), title=title)
+    ax.legend(fontsize="small", loc="lower right")
+    return fig
+
+
+def steering(strengths: Sequence[float], positive: Sequence, *, title: str = ""):
+    """The share of steered continuations a probe reads as positive (``positive``: one
+    :class:`~fromscratch.metrics.intervals.Proportion` per strength, with its interval), against the
+    strength of the push along the probe's direction (0: no push)."""
+    fig, ax = plt.subplots(figsize=(BOOK_WIDTH * 0.6, 2.8), layout="constrained")
+    values = [p.value for p in positive]
+    errors = [[p.value - p.low for p in positive], [p.high - p.value for p in positive]]
+    ax.errorbar(strengths, values, yerr=errors, fmt="o-", color=PALETTE[0], capsize=3)
+    ax.axhline(0.5, color=FAINT, lw=1)
+    ax.set(
+        xlabel="strength (standard deviations along the direction)",
+        ylabel="read as positive",
+        ylim=(0, 1),
+        title=title,
+    )
     return fig
 
 

@@ -1,6 +1,6 @@
 """Chapter 18's run: induction heads forming in a two-layer attention-only transformer (18.2), every head of
-real models scored and ablated (18.3), activation patching (18.4), the toy model of superposition and sparse
-autoencoders (18.5).
+real models scored and ablated (18.3), activation patching (18.4), probes and steering (18.5), the toy model
+of superposition and sparse autoencoders (18.6).
 
 Every size is written as a difference from ``smoke`` (``CPU = replace(SMOKE, ...)``)::
 
@@ -31,17 +31,24 @@ class InterpRun:
     real_batch: int  # 18.3: repeated sequences the real models are scored on
     top_heads: int  # 18.3: the induction heads ablated together
     lens_prompts: int  # 18.3: prompts the logit lens reads
+    probe_words: int  # 18.5: each IMDb review cut to this many words, head and tail (chapter 15's too)
+    probe_train: int  # 18.5: labelled reviews each layer's probe is fitted on (chapter 15's largest N)
+    probe_test: int  # 18.5: balanced test reviews it is scored on (chapter 15's imdb_test)
+    probe_decay: float  # 18.5: the probes' weight decay (on standardised activations)
+    steer_samples: int  # 18.5: continuations sampled per prompt and steering strength
+    steer_tokens: int  # 18.5: tokens of each continuation
+    steer_strengths: tuple[float, ...]  # 18.5: the push, in standard deviations of the reviews along it
     sparsities: tuple[
         float, ...
-    ]  # 18.5: the toy model's phase diagram, its rows (probability a feature is off)
-    importances: tuple[float, ...]  # 18.5: its columns (the weight of the last feature against the first)
-    toy_steps: int  # 18.5: Adam steps of each toy model
-    sae_steps: int  # 18.5: steps of the SAE on planted features
-    sae_inputs: int  # 18.5: planted activations it trains on
-    story_tokens: int  # 18.5: tokens of stories260K's residual stream the second SAE trains on
-    story_steps: int  # 18.5: that SAE's steps
-    story_latents: int  # 18.5: its dictionary's size (stories260K's stream is 64 wide)
-    story_k: int  # 18.5: its codes on per token (top-k)
+    ]  # 18.6: the toy model's phase diagram, its rows (probability a feature is off)
+    importances: tuple[float, ...]  # 18.6: its columns (the weight of the last feature against the first)
+    toy_steps: int  # 18.6: Adam steps of each toy model
+    sae_steps: int  # 18.6: steps of the SAE on planted features
+    sae_inputs: int  # 18.6: planted activations it trains on
+    story_tokens: int  # 18.6: tokens of stories260K's residual stream the second SAE trains on
+    story_steps: int  # 18.6: that SAE's steps
+    story_latents: int  # 18.6: its dictionary's size (stories260K's stream is 64 wide)
+    story_k: int  # 18.6: its codes on per token (top-k)
 
 
 # smoke: a few dozen steps of everything, stories260K standing in for SmolLM2: proves the code runs
@@ -58,6 +65,13 @@ SMOKE = InterpRun(
     real_batch=4,
     top_heads=2,
     lens_prompts=2,
+    probe_words=24,
+    probe_train=16,
+    probe_test=16,
+    probe_decay=1e-2,
+    steer_samples=2,
+    steer_tokens=8,
+    steer_strengths=(-8.0, 0.0, 8.0),
     sparsities=(0.0, 0.9),
     importances=(1.0, 0.1),
     toy_steps=100,
@@ -80,6 +94,12 @@ CPU = replace(
     real_batch=16,
     top_heads=3,
     lens_prompts=3,
+    probe_words=48,
+    probe_train=128,
+    probe_test=200,
+    steer_samples=8,
+    steer_tokens=24,
+    steer_strengths=(-16.0, -8.0, 0.0, 8.0, 16.0),
     sparsities=(0.0, 0.7, 0.95),
     importances=(1.0, 0.3, 0.1),
     toy_steps=1_000,

@@ -21,6 +21,11 @@ def _pct(x: float) -> str:
     return f"{100 * x:.0f} %"
 
 
+def _proportion(p) -> str:
+    """A :class:`~fromscratch.metrics.intervals.Proportion` as "62 % [55 %, 68 %]"."""
+    return f"{_pct(p.value)} [{_pct(p.low)}, {_pct(p.high)}]"
+
+
 def _head(head: Sequence[int]) -> str:
     return f"{head[0]}.{head[1]}"
 
@@ -148,22 +153,23 @@ def real_models(real: Mapping[str, Mapping], k: int, period: int) -> str:
     )
 
 
-def lens(prompts: Sequence[str], first_layers: Sequence[int | None], depth: int) -> str:
-    """18.3: at which block the model's final next token first tops the logit lens, per prompt (None:
-    only at the last block)."""
+def lens(prompts: Sequence[str], settled: Sequence[int | None], depth: int) -> str:
+    """18.3: the block from which the model's final next token tops the logit lens at every later block,
+    per prompt (None: only at the last block)."""
     said = [
-        f"at block {layer} of {depth} for “{prompt}”"
+        f"from block {layer} of {depth} on for “{prompt}”"
         if layer is not None
         else f"only at the last block for “{prompt}”"
-        for prompt, layer in zip(prompts, first_layers, strict=True)
+        for prompt, layer in zip(prompts, settled, strict=True)
     ]
-    early = [layer for layer in first_layers if layer is not None]
+    early = [layer for layer in settled if layer is not None]
     ending = (
-        "the prediction is in place before the output, and the later blocks sharpen it"
+        "where it settles early, the answer can be read off the stream before the output, and the later "
+        "blocks keep it on top (the column's probability shows how much more sure they make it)"
         if early
-        else "the prediction is assembled late, in the last block"
+        else "the answer is assembled late, in the last block"
     )
-    return f"The model's final next token first tops the lens {v.join_words(said)}: {ending}."
+    return f"The model's final next token tops the lens, and stays on top, {v.join_words(said)}: {ending}."
 
 
 def patching(clean: float, corrupted: float, cells: Sequence[tuple[int, str, float]], heads) -> str:
@@ -178,15 +184,75 @@ def patching(clean: float, corrupted: float, cells: Sequence[tuple[int, str, flo
         )
     where = [f"block {layer} at “{token}” ({_pct(share)})" for layer, token, share in cells]
     who = [f"{layer}.{head} ({_pct(share)})" for layer, head, share in heads]
+    shares = [share for *_, share in cells] + [share for *_, share in heads]
+    beyond = (
+        " A share above 100 % is no error: that one activation, put alone into the corrupted run, makes it "
+        "prefer the right name by more than the clean run does, because in the clean run other parts "
+        "push the other way and cancel some of it."
+        if max(shares, default=0.0) > 1
+        else ""
+    )
     return (
         f"The clean prompt prefers the right name by {clean:.2f} logits, the corrupted one the other by "
         f"{-corrupted:.2f}. Patched one position at a time, the residual stream restores most at "
-        f"{v.join_words(where)}; single heads restore most at {v.join_words(who)}."
+        f"{v.join_words(where)}; single heads restore most at {v.join_words(who)}.{beyond}"
+    )
+
+
+def probes(accuracy: Sequence, train: int, references: Mapping[str, float]) -> str:
+    """18.5: the probes' test accuracy per block (``accuracy``: Wilson
+    :class:`~fromscratch.metrics.intervals.Proportion` s), fitted on ``train`` labelled reviews, beside
+    chapter 15's accuracies on the same test reviews (``references``: name -> accuracy; may be empty)."""
+    best = max(range(len(accuracy)), key=lambda i: accuracy[i].value)
+    top, n = accuracy[best], accuracy[best].n
+    readable = next((i for i, a in enumerate(accuracy) if a.low > 0.5), None)
+    text = (
+        f"Fitted on {v.plural(train, 'labelled review')} and scored on {n} test reviews, the probe after "
+        f"block {best} is the best: {_proportion(top)}. The blocks are ranked on those test reviews, so "
+        f"the best of {len(accuracy)} is a little optimistic. "
+        + (
+            f"From block {readable} on, the interval lies above chance: sentiment is written in the stream, "
+            "in a form one direction reads."
+            if readable is not None
+            else "No block's interval lies above chance: these reviews do not show sentiment written in a "
+            "form one direction reads."
+        )
+    )
+    for name, value in references.items():
+        if top.low > value:
+            said = "below the probe's interval: the stream holds more than that reading of the model gets out"
+        elif top.high < value:
+            said = "above the probe's interval"
+        else:
+            said = "inside the probe's interval: these test reviews do not tell the two apart"
+        text += f" Chapter 15's {name} on the same reviews: {_pct(value)}, {said}."
+    return text
+
+
+def steering(strengths: Sequence[float], positive: Sequence, layer: int, samples: int) -> str:
+    """18.5: the share of continuations read as positive per steering strength (``positive``:
+    Proportions; ``strengths`` include 0, no push); ``samples`` continuations per prompt and strength."""
+    by = dict(zip(strengths, positive, strict=True))
+    base, low, high = by[0.0], by[min(strengths)], by[max(strengths)]
+    up, down = high.low > base.high, low.high < base.low
+    if up and down:
+        verdict = "the push moves the text's sentiment both ways, beyond the intervals"
+    elif up or down:
+        verdict = f"the push moves it {'up' if up else 'down'} beyond the intervals, the other way not"
+    else:
+        verdict = "these samples show no change beyond the intervals"
+    return (
+        f"Unsteered, {_pct(base.value)} of the {base.n} continuations read as positive; pushed along the "
+        f"probe's direction at block {layer} by {max(strengths):g} standard deviations, "
+        f"{_pct(high.value)}; by {min(strengths):g}, {_pct(low.value)}: {verdict}. The reader is the "
+        f"probe itself on the unsteered model reading the text afresh "
+        f"({v.plural(samples, 'sample')} per prompt and strength, "
+        f"{v.seeds_said(1)}): it measures the words written, not the push."
     )
 
 
 def sae(share: float, before: float, features: int, threshold: float) -> str:
-    """18.5: the share of planted directions an SAE's dictionary recovered."""
+    """18.6: the share of planted directions an SAE's dictionary recovered."""
     verdict = "meeting the goal" if share >= SAE_GOAL else "short of the goal"
     return (
         f"The trained dictionary matches {_pct(share)} of the "
@@ -197,7 +263,7 @@ def sae(share: float, before: float, features: int, threshold: float) -> str:
 
 
 def story_sae(explained: float, fires: Sequence[float], k: int, tokens: int, block: int) -> str:
-    """18.5: the SAE on stories260K's residual stream; ``fires``: how often each latent was on."""
+    """18.6: the SAE on stories260K's residual stream; ``fires``: how often each latent was on."""
     latents, dead = len(fires), sum(1 for f in fires if f == 0)
     return (
         f"On {tokens:,} positions of stories260K's residual stream after block {block}, the SAE rebuilds "
