@@ -109,7 +109,7 @@ def test_probes(signal, zero_shot):
     references = {} if zero_shot is None else {"zero-shot prompt": zero_shot}
     text = prose.probes(accuracy, SIZE.probe_train, references)
     assert_reads(text, never_together=[("sentiment is written", "do not show sentiment")])
-    assert ("From block 4 on" in text) == signal
+    assert ("already after block 4" in text) == signal
     if zero_shot == 0.6:
         assert ("holds more" in text) == signal
 
@@ -123,3 +123,10 @@ def test_steering(low, high):
     assert_reads(text, never_together=[("both ways", "no change")])
     assert ("both ways" in text) == (low == 0.1)
     assert ("no change" in text) == (high == 0.52)
+
+
+def test_probes_readable_from_the_first_block():
+    accuracy = [wilson_interval(130 + 2 * i, 200) for i in range(30)]
+    text = prose.probes(accuracy, SIZE.probe_train, {})
+    assert_reads(text)
+    assert "already after block 0" in text and "bag of embeddings" in text

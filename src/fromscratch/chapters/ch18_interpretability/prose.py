@@ -211,8 +211,15 @@ def probes(accuracy: Sequence, train: int, references: Mapping[str, float]) -> s
         f"block {best} is the best: {_proportion(top)}. The blocks are ranked on those test reviews, so "
         f"the best of {len(accuracy)} is a little optimistic. "
         + (
-            f"From block {readable} on, the interval lies above chance: sentiment is written in the stream, "
-            "in a form one direction reads."
+            f"The interval lies above chance already after block {readable}: sentiment is written in the "
+            "stream, in a form one direction reads"
+            + (
+                " (after the first block the stream holds little more than the words themselves, and an "
+                "average of words tells sentiment apart, as chapter 08's bag of embeddings does; the later "
+                f"blocks add to it, up to block {best})."
+                if readable == 0
+                else "."
+            )
             if readable is not None
             else "No block's interval lies above chance: these reviews do not show sentiment written in a "
             "form one direction reads."
