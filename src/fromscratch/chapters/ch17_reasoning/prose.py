@@ -181,8 +181,8 @@ def chat_after(rows: Sequence[Mapping], before, after, chat, minutes: float) -> 
     by = {row["metric"]: row for row in rows}
     one = by["pass@1"]
     return (
-        f"After {v.plural(rl.steps, 'GRPO step')} of {rl.problems} problems x {rl.group} samples on LoRA's "
-        f"matrices ({minutes:.1f} minutes on this machine), pass@1 on the same "
+        f"After {v.plural(rl.steps, 'GRPO step')} of {v.plural(rl.problems, 'problem')} x {rl.group} "
+        f"samples on LoRA's matrices ({minutes:.1f} minutes on this machine), pass@1 on the same "
         f"{v.plural(held_out, 'held-out problem')} went from {_interval(one['before'])} to "
         f"{_interval(one['after'])}: it {_points(one['change'])}, and well-formed answers went from "
         f"{_pct(before.formatted.mean())} to {_pct(after.formatted.mean())} of the samples. This is "
