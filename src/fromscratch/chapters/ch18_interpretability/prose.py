@@ -207,7 +207,8 @@ def probes(accuracy: Sequence, train: int, references: Mapping[str, float]) -> s
     top, n = accuracy[best], accuracy[best].n
     readable = next((i for i, a in enumerate(accuracy) if a.low > 0.5), None)
     text = (
-        f"Fitted on {v.plural(train, 'labelled review')} and scored on {n} test reviews, the probe after "
+        f"Fitted on {v.plural(train, 'labelled review')} (one draw of them) and scored on {n} test reviews, "
+        f"the probe after "
         f"block {best} is the best: {_proportion(top)}. The blocks are ranked on those test reviews, so "
         f"the best of {len(accuracy)} is a little optimistic. "
         + (

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import torch
 from torch import Tensor
+from torch.nn.utils.rnn import pad_sequence
 
 from fromscratch.chapters.ch18_interpretability.subjects import Subject
 from fromscratch.data.imdb import load_imdb
@@ -33,11 +34,9 @@ def pooled_streams(subject: Subject, texts: Sequence[str], *, batch: int = 16) -
     names = block_names(subject.model)
     pooled = []
     for start in range(0, len(texts), batch):
-        ids = [subject.encode(text) for text in texts[start : start + batch]]
+        ids = [torch.tensor(subject.encode(text)) for text in texts[start : start + batch]]
         lengths = torch.tensor([len(i) for i in ids])  # (b,)
-        tokens = torch.zeros(len(ids), int(lengths.max()), dtype=torch.long)  # (b, t): pads are id 0
-        for row, i in enumerate(ids):
-            tokens[row, : len(i)] = torch.tensor(i)
+        tokens = pad_sequence(ids, batch_first=True)  # (b, t): pads are id 0, on the right
         real = torch.arange(tokens.size(1)) < lengths[:, None]  # (b, t)
         real[:, : subject.skip] = False  # not the BOS: it reads the same in every text
         with torch.no_grad(), record(subject.model, names) as acts:
