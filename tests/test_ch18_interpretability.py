@@ -12,9 +12,15 @@ from torch import nn
 
 from fromscratch.chapters.ch18_interpretability import analysis, subjects
 from fromscratch.chapters.ch18_interpretability.profile import RUNS, SMOKE
-from fromscratch.chapters.ch18_interpretability.sentiment import pooled_streams, probe_reviews
+from fromscratch.chapters.ch18_interpretability.sentiment import (
+    pooled_streams,
+    probe_reviews,
+    word_reader,
+    words_present,
+)
 from fromscratch.chapters.ch18_interpretability.toy import AttentionOnly, periodic_tokens, position_losses
 from fromscratch.interp import block_names, repeated_tokens
+from fromscratch.tokenizers.words import Vocab
 
 CONFIG = SMOKE.toy
 
@@ -134,6 +140,23 @@ def test_probe_reviews_are_balanced_and_clipped():
     assert len(train_texts) == 8 and len(test_texts) == 6
     assert int(train_labels.sum()) == 4 and int(test_labels.sum()) == 3
     assert all(len(text.replace(" … ", " ").split()) <= 12 for text in train_texts + test_texts)
+
+
+def test_words_present_marks_each_word_once():
+    vocab = Vocab(["good", "bad"])  # ids 3 and 4, after <pad>, <unk>, <cls>
+    present = words_present(vocab, ["Good, good film", "bad"])
+    assert present.tolist() == [[0, 1, 0, 1, 0], [0, 0, 0, 0, 1]]  # "film" and "," are <unk>
+
+
+def test_the_word_reader_reads_sentiment_from_words_alone():
+    reader = word_reader(2_000, 200, weight_decay=1e-2)
+    chances = reader(
+        [
+            "A wonderful film: brilliant acting, a beautiful story, I loved it.",
+            "An awful film: terrible acting, a boring story, the worst waste of time.",
+        ]
+    )
+    assert chances.shape == (2,) and chances[0] > 0.5 > chances[1]
 
 
 def test_the_superposition_helpers():

@@ -114,15 +114,25 @@ def test_probes(signal, zero_shot):
         assert ("holds more" in text) == signal
 
 
-@pytest.mark.parametrize(("low", "high"), [(0.1, 0.9), (0.45, 0.9), (0.48, 0.52)])
-def test_steering(low, high):
-    n = 3 * SIZE.steer_samples
-    strengths = (-1.0, 0.0, 1.0)
-    positive = [wilson_interval(round(n * share), n) for share in (low, 0.5, high)]
-    text = prose.steering(strengths, positive, 15, SIZE.steer_samples)
-    assert_reads(text, never_together=[("both ways", "no change")])
-    assert ("both ways" in text) == (low == 0.1)
-    assert ("no change" in text) == (high == 0.52)
+def _steered(low: float, high: float) -> list:
+    """Shares read as positive per strength of the gpu run: ``low`` at the strongest push down, ``high``
+    at the strongest up, one half elsewhere (4 prompts' samples each)."""
+    n, strengths = 4 * SIZE.steer_samples, SIZE.steer_strengths
+    shares = [low if s == min(strengths) else high if s == max(strengths) else 0.5 for s in strengths]
+    return [wilson_interval(round(n * share), n) for share in shares]
+
+
+@pytest.mark.parametrize("probe", [(0.1, 0.9), (0.45, 0.9), (0.48, 0.52)])
+@pytest.mark.parametrize("words", [(0.1, 0.9), (0.48, 0.52)])
+def test_steering(probe, words):
+    read_by = {"probe": _steered(*probe), "word reader": _steered(*words)}
+    text = prose.steering(read_by, wilson_interval(150, 200), 15, SIZE)
+    assert_reads(text, never_together=[("two readers agree", "readers disagree")])
+    assert ("both ways" in text) == (0.1 in (probe[0], words[0]))
+    assert ("no change" in text) == (0.52 in (probe[1], words[1]))
+    assert ("two readers agree" in text) == (probe == words)
+    assert ("wrote sentiment into the words" in text) == (probe == words == (0.1, 0.9))
+    assert f"{SIZE.reader_reviews:,} IMDb training reviews" in text and "75 % [69 %, 80 %]" in text
 
 
 def test_probes_readable_from_the_first_block():

@@ -141,9 +141,9 @@ SMOKE = ChatRun(
     minilm=MINILM_SMOKE,
 )
 # cpu: the real 135M model; the 20/1,000/20x64 checks, a 30-step LoRA-SFT, a 40-step DPO, stories260K's
-# SFT, IMDb on 200 test reviews with N = 8, 32, 128 labels and 3 seeds: 58 min measured on 2026-11-28
-# (2 threads, a shared 2-core machine at load 2-6), before 15.5's SFT control (40 more LoRA steps) and
-# 15.4's Q8_0 write-back (one more file, scored) were added: not measured since
+# SFT, IMDb on 200 test reviews with N = 8, 32, 128 labels and 3 seeds, 15.5's SFT control and 15.4's
+# Q8_0 write-back: 31 min measured on 2026-12-02 (2 threads, a 2-core machine doing nothing else, empty
+# data cache)
 CPU = replace(
     SMOKE,
     model="SmolLM2-135M-Instruct",

@@ -129,15 +129,19 @@ def probe_accuracy(accuracy: Sequence, references: Mapping[str, float], *, title
     return fig
 
 
-def steering(strengths: Sequence[float], positive: Sequence, *, title: str = ""):
-    """The share of steered continuations a probe reads as positive (``positive``: one
+def steering(strengths: Sequence[float], readers: Mapping[str, Sequence], *, title: str = ""):
+    """The share of steered continuations each reader reads as positive (``readers``: name -> one
     :class:`~fromscratch.metrics.intervals.Proportion` per strength, with its interval), against the
     strength of the push along the probe's direction (0: no push)."""
     fig, ax = plt.subplots(figsize=(BOOK_WIDTH * 0.6, 2.8), layout="constrained")
-    values = [p.value for p in positive]
-    errors = [[p.value - p.low for p in positive], [p.high - p.value for p in positive]]
-    ax.errorbar(strengths, values, yerr=errors, fmt="o-", color=PALETTE[0], capsize=3)
+    offset = 0.02 * (max(strengths) - min(strengths))  # side by side, so the intervals do not hide each other
+    for i, (name, positive) in enumerate(readers.items()):
+        values = [p.value for p in positive]
+        errors = [[p.value - p.low for p in positive], [p.high - p.value for p in positive]]
+        at = [s + (i - (len(readers) - 1) / 2) * offset for s in strengths]
+        ax.errorbar(at, values, yerr=errors, fmt="o-", color=PALETTE[i], capsize=3, label=name)
     ax.axhline(0.5, color=FAINT, lw=1)
+    ax.legend(frameon=False, fontsize=8)
     ax.set(
         xlabel="strength (standard deviations along the direction)",
         ylabel="read as positive",

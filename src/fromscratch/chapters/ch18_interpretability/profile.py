@@ -34,7 +34,9 @@ class InterpRun:
     probe_words: int  # 18.5: each IMDb review cut to this many words, head and tail (chapter 15's too)
     probe_train: int  # 18.5: labelled reviews each layer's probe is fitted on (chapter 15's largest N)
     probe_test: int  # 18.5: balanced test reviews it is scored on (chapter 15's imdb_test)
-    probe_decay: float  # 18.5: the probes' weight decay (on standardised activations)
+    probe_decay: float  # 18.5: the probes' and the word reader's weight decay (on standardised features)
+    reader_reviews: int  # 18.5: IMDb training reviews the word reader of the steered text is fitted on
+    reader_vocab: int  # 18.5: the words it reads (the most frequent in those reviews)
     steer_samples: int  # 18.5: continuations sampled per prompt and steering strength
     steer_tokens: int  # 18.5: tokens of each continuation
     steer_strengths: tuple[float, ...]  # 18.5: the push, in standard deviations of the reviews along it
@@ -69,6 +71,8 @@ SMOKE = InterpRun(
     probe_train=16,
     probe_test=16,
     probe_decay=1e-2,
+    reader_reviews=64,
+    reader_vocab=500,
     steer_samples=2,
     steer_tokens=8,
     steer_strengths=(-8.0, 0.0, 8.0),
@@ -97,6 +101,8 @@ CPU = replace(
     probe_words=48,
     probe_train=128,
     probe_test=200,
+    reader_reviews=2_000,
+    reader_vocab=5_000,
     steer_samples=8,
     steer_tokens=24,
     steer_strengths=(-16.0, -8.0, 0.0, 8.0, 16.0),

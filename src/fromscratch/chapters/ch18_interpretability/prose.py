@@ -11,6 +11,7 @@ import math
 from collections.abc import Mapping, Sequence
 
 from fromscratch.chapters.ch18_interpretability.analysis import InContext, top_scored
+from fromscratch.chapters.ch18_interpretability.profile import InterpRun
 from fromscratch.viz import verdicts as v
 
 FORMED = 0.5  # an induction head: more than half its weight on the token after the previous occurrence
@@ -237,25 +238,44 @@ def probes(accuracy: Sequence, train: int, references: Mapping[str, float]) -> s
     return text
 
 
-def steering(strengths: Sequence[float], positive: Sequence, layer: int, samples: int) -> str:
-    """18.5: the share of continuations read as positive per steering strength (``positive``:
-    Proportions; ``strengths`` include 0, no push); ``samples`` continuations per prompt and strength."""
-    by = dict(zip(strengths, positive, strict=True))
-    base, low, high = by[0.0], by[min(strengths)], by[max(strengths)]
-    up, down = high.low > base.high, low.high < base.low
-    if up and down:
-        verdict = "the push moves the text's sentiment both ways, beyond the intervals"
-    elif up or down:
-        verdict = f"the push moves it {'up' if up else 'down'} beyond the intervals, the other way not"
+_MOVED = {  # (up, down) -> what the push did
+    (True, True): "moves the text both ways beyond the intervals",
+    (True, False): "moves the text toward positive beyond the intervals, not toward negative",
+    (False, True): "moves the text toward negative beyond the intervals, not toward positive",
+    (False, False): "shows no change beyond the intervals",
+}
+
+
+NAMES = ("probe", "word reader")  # 18.5's two readers of the steered text
+
+
+def steering(read_by: Mapping[str, Sequence], accuracy, layer: int, size: InterpRun) -> str:
+    """18.5: the share of continuations read as positive per steering strength (``size.steer_strengths``,
+    0 included: no push) by ``read_by["probe"]`` and ``read_by["word reader"]`` (Proportions); accuracy:
+    the word reader's on the probes' test reviews (a Proportion); size: the chapter's run (``prof.ch18``)."""
+    top, bottom = max(size.steer_strengths), min(size.steer_strengths)
+    by = {name: dict(zip(size.steer_strengths, p, strict=True)) for name, p in read_by.items()}
+    # (up, down) per reader: did the strongest pushes leave the unsteered interval?
+    probe, words = ((by[n][top].low > by[n][0.0].high, by[n][bottom].high < by[n][0.0].low) for n in NAMES)
+    share = {
+        s: f"{_pct(by['probe'][s].value)} and {_pct(by['word reader'][s].value)}" for s in (0.0, top, bottom)
+    }
+    same = probe == words != (False, False)  # both readers see the same change
+    if probe == words:
+        verdict = f"The two readers agree: the push {_MOVED[probe]}"
     else:
-        verdict = "these samples show no change beyond the intervals"
+        verdict = f"The readers disagree: to the probe the push {_MOVED[probe]}; to the word reader, it"
+        verdict += f" {_MOVED[words]}"
     return (
-        f"Unsteered, {_pct(base.value)} of the {base.n} continuations read as positive; pushed along the "
-        f"probe's direction at block {layer} by {max(strengths):g} standard deviations, "
-        f"{_pct(high.value)}; by {min(strengths):g}, {_pct(low.value)}: {verdict}. The reader is the "
-        f"probe itself on the unsteered model reading the text afresh "
-        f"({v.plural(samples, 'sample')} per prompt and strength, "
-        f"{v.seeds_said(1)}): it measures the words written, not the push."
+        f"Read by the probe and by the word reader, {share[0.0]} of the {by['probe'][0.0].n} unsteered "
+        f"continuations are positive; pushed along the probe's direction at block {layer} by {top:g} "
+        f"standard deviations, {share[top]}; by {bottom:g}, {share[bottom]}. {verdict} "
+        f"({v.plural(size.steer_samples, 'sample')} per prompt and strength, {v.seeds_said(1)}). The probe "
+        "reads the text afresh through the unsteered model. The word reader never saw the model: logistic "
+        f"regression on which of the {size.reader_vocab:,} most frequent words of "
+        f"{size.reader_reviews:,} IMDb training reviews a text holds, {_proportion(accuracy)} right on the "
+        f"probes' {accuracy.n} test reviews"
+        + (", and it sees the change too: the push wrote sentiment into the words." if same else ".")
     )
 
 

@@ -1,9 +1,11 @@
 """18.5's data and measurements: IMDb reviews as chapter 15 reads them, each layer's residual stream
-averaged over a review's tokens, and the sentiment of generated text as a probe reads it."""
+averaged over a review's tokens, and the sentiment of generated text as two readers see it: the probe,
+and a classifier of words that never saw the model."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import torch
 from torch import Tensor
@@ -12,9 +14,10 @@ from torch.nn.utils.rnn import pad_sequence
 from fromscratch.chapters.ch18_interpretability.subjects import Subject
 from fromscratch.data.imdb import load_imdb
 from fromscratch.data.instructions import clip_words
-from fromscratch.interp import LinearProbe, block_names, record
+from fromscratch.interp import LinearProbe, block_names, fit_probe, record
+from fromscratch.tokenizers.words import Vocab, tokenize
 
-__all__ = ["pooled_streams", "probe_reviews", "text_sentiment"]
+__all__ = ["WordReader", "pooled_streams", "probe_reviews", "text_sentiment", "word_reader", "words_present"]
 
 
 def probe_reviews(words: int, train: int, test: int, seed: int = 0):
@@ -52,3 +55,34 @@ def text_sentiment(subject: Subject, probe: LinearProbe, layer: int, texts: Sequ
     The texts are read afresh, so what is measured is the text, not the stream that wrote it."""
     streams = pooled_streams(subject, texts)[layer]  # (n, e)
     return torch.sigmoid(probe(streams))
+
+
+def words_present(vocab: Vocab, texts: Sequence[str]) -> Tensor:
+    """Which of ``vocab``'s words each text holds: ``(n, len(vocab))``, 1.0 where present, else 0.0
+    (``<unk>`` marks a word outside the vocabulary)."""
+    present = torch.zeros(len(texts), len(vocab))
+    for row, text in enumerate(texts):
+        present[row, vocab.encode(tokenize(text))] = 1.0
+    return present
+
+
+@dataclass
+class WordReader:
+    """A sentiment classifier that never saw a language model's activations: logistic regression on
+    which of IMDb's most frequent words a text holds. ``reader(texts)`` -> P(positive) ``(n,)``."""
+
+    vocab: Vocab
+    probe: LinearProbe  # the same logistic regression as the stream's probes, on word features
+
+    def __call__(self, texts: Sequence[str]) -> Tensor:
+        return torch.sigmoid(self.probe(words_present(self.vocab, texts)))
+
+
+def word_reader(vocab_size: int, reviews: int, *, weight_decay: float, seed: int = 1) -> WordReader:
+    """Fit a :class:`WordReader` on ``reviews`` balanced IMDb training reviews, drawn with ``seed`` (1: not
+    the probes' draw), on the ``vocab_size`` words most frequent in them."""
+    # the two test reviews are drawn because load_imdb draws both splits; they are not used
+    train, _, vocab = load_imdb(vocab_size, 1, train_reviews=reviews, test_reviews=2, seed=seed)
+    texts = [train.text(i) for i in range(len(train))]
+    probe = fit_probe(words_present(vocab, texts), train.labels, weight_decay=weight_decay)
+    return WordReader(vocab, probe)
