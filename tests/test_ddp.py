@@ -105,9 +105,12 @@ def test_two_processes_equal_one_process_on_the_combined_batch(tmp_path):
         history = train(model, combined, lm_loss, FP32, device="cpu")
     finally:
         torch.set_num_threads(threads)
+    # The gradients agree to rounding (1. above), but AdamW divides by sqrt(v): an entry whose gradient is
+    # near zero turns a rounding difference into a visible one. 1e-4 is 1 % of one step's lr (seen: 1.3e-5 on
+    # 1 of 1,024 entries on one machine, 0 on another); a wrong shard or reduction is off by far more.
     for name, p in model.state_dict().items():
         for r in ranks:
-            torch.testing.assert_close(r["params"][name], p, atol=1e-5, rtol=1e-4, msg=name)
+            torch.testing.assert_close(r["params"][name], p, atol=1e-4, rtol=1e-4, msg=name)
     assert ranks[0]["losses"] == ranks[1]["losses"]  # the logged loss is the mean over ranks
     torch.testing.assert_close(torch.tensor(ranks[0]["losses"]), torch.tensor(history.series("loss")[1]))
 
