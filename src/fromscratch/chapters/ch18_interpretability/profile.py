@@ -87,7 +87,8 @@ SMOKE = InterpRun(
     story_k=8,
 )
 # cpu: 3,000 steps of the toy (the phase change comes near step 1,000 on a 2-core machine, about a minute),
-# SmolLM2 in our Llama, a 3 x 3 phase diagram, 40,000 tokens of stories for the second SAE
+# SmolLM2 in our Llama, 96 steered continuations per strength (8 left both readers' intervals overlapping),
+# a 3 x 3 phase diagram, 40,000 tokens of stories for the second SAE: 2.9 min alone on 2 cores (2026-12-02)
 CPU = replace(
     SMOKE,
     steps=3_000,
@@ -103,7 +104,7 @@ CPU = replace(
     probe_test=200,
     reader_reviews=2_000,
     reader_vocab=5_000,
-    steer_samples=8,
+    steer_samples=24,
     steer_tokens=24,
     steer_strengths=(-16.0, -8.0, 0.0, 8.0, 16.0),
     sparsities=(0.0, 0.7, 0.95),
