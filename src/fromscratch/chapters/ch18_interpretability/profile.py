@@ -87,7 +87,7 @@ SMOKE = InterpRun(
     story_k=8,
 )
 # cpu: 3,000 steps of the toy (the phase change comes near step 1,000 on a 2-core machine, about a minute),
-# SmolLM2 in our Llama, 96 steered continuations per strength (8 left both readers' intervals overlapping),
+# SmolLM2 in our Llama, 96 steered continuations per strength (at 32 the word reader's intervals overlapped),
 # a 3 x 3 phase diagram, 40,000 tokens of stories for the second SAE: 2.9 min alone on 2 cores (2026-12-02)
 CPU = replace(
     SMOKE,
